@@ -1,0 +1,30 @@
+"""Typed errors. The web layer maps these once to one error shape."""
+
+from __future__ import annotations
+
+
+class CompilerError(Exception):
+    """Base class for every error the compiler raises on purpose."""
+
+
+class TranscriptError(CompilerError):
+    """Input that holds no recognisable turn.
+
+    Carries the 1-based ``line`` and ``column`` where reading gave up and the
+    parse warnings gathered on the way, so a caller can show all of them.
+    """
+
+    def __init__(self, message: str, *, line: int = 1, column: int = 1, warnings=()):
+        super().__init__(f"{message} (line {line}, column {column})")
+        self.reason = message
+        self.line = line
+        self.column = column
+        self.warnings = tuple(warnings)
+
+
+class SchemaError(CompilerError):
+    """A schema that is unknown, unreadable or malformed."""
+
+
+class OptionError(CompilerError, ValueError):
+    """An option outside its allowed values (mode, policy)."""

@@ -1,0 +1,149 @@
+"""The shapes every stage passes along: messages, tool calls, parse warnings."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+ROLES = ("system", "user", "assistant", "tool")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call the assistant made: ``name`` and its raw JSON ``arguments``."""
+
+    name: str
+    arguments: str
+    id: str | None = None
+
+
+@dataclass(frozen=True)
+class Message:
+    """One turn of a transcript.
+
+    ``content`` is ``None`` only where the source said so (an OpenAI tool-call
+    turn). ``source`` keeps the items of the dict it was read from, in order,
+    so a dict comes back out with the same keys in the same order. ``line`` is
+    the 1-based source line the turn began on.
+    """
+
+    role: str
+    content: str | None
+    name: str | None = None
+    tool_call_id: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    source: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
+    line: int | None = None
+
+    @property
+    def text(self) -> str:
+        return self.content or ""
+
+
+@dataclass(frozen=True)
+class ParseWarning:
+    """Something the reader ignored or guessed, with the line it was on."""
+
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}"
+
+
+def _tool_calls_from(raw: Any) -> tuple[ToolCall, ...]:
+    if not isinstance(raw, list):
+        return ()
+    calls = []
+    for item in raw:
+        if not isinstance(item, dict):
+            continue
+        fn = item.get("function") if isinstance(item.get("function"), dict) else item
+        name = fn.get("name")
+        args = fn.get("arguments", "")
+        if not isinstance(args, str):
+            args = json.dumps(args, sort_keys=True)
+        call_id = item.get("id")
+        calls.append(
+            ToolCall(
+                name=name if isinstance(name, str) else "",
+                arguments=args,
+                id=call_id if isinstance(call_id, str) else None,
+            )
+        )
+    return tuple(calls)
+
+
+def message_from_dict(item: dict, *, role: str | None = None, line: int | None = None) -> Message:
+    """Read one OpenAI-shaped message dict; ``role`` overrides an unknown one.
+
+    Example:
+        >>> m = message_from_dict({"role": "assistant", "content": None,
+        ...     "tool_calls": [{"id": "c1", "type": "function",
+        ...     "function": {"name": "open", "arguments": "{}"}}]})
+        >>> m.tool_calls[0].name, m.content
+        ('open', None)
+    """
+    content = item.get("content")
+    if content is not None and not isinstance(content, str):
+        content = _flatten_content(content)
+    name = item.get("name")
+    call_id = item.get("tool_call_id")
+    return Message(
+        role=role or item.get("role"),
+        content=content,
+        name=name if isinstance(name, str) else None,
+        tool_call_id=call_id if isinstance(call_id, str) else None,
+        tool_calls=_tool_calls_from(item.get("tool_calls")),
+        source=tuple(item.items()),
+        line=line,
+    )
+
+
+def _flatten_content(content: Any) -> str:
+    """Multi-part content (a list of ``{"type": "text", "text": …}``) as text."""
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            elif isinstance(part, str):
+                parts.append(part)
+        return "\n".join(parts)
+    return json.dumps(content, sort_keys=True)
+
+
+def message_to_dict(message: Message) -> dict:
+    """The message as a dict; one read from a dict keeps its keys and order.
+
+    Example:
+        >>> message_to_dict(Message("user", "hi"))
+        {'role': 'user', 'content': 'hi'}
+    """
+    if message.source:
+        out = dict(message.source)
+        out["role"] = message.role
+        if "content" in out or message.content is not None:
+            out["content"] = message.content
+        return out
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.name is not None:
+        out["name"] = message.name
+    if message.tool_call_id is not None:
+        out["tool_call_id"] = message.tool_call_id
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            }
+            for call in message.tool_calls
+        ]
+    return out
+
+
+def with_content(message: Message, content: str | None) -> Message:
+    """A copy of ``message`` carrying ``content`` instead."""
+    return replace(message, content=content)
