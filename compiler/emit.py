@@ -1,0 +1,157 @@
+"""Lay out the compiled context.
+
+``compact``: the state header goes at the head (into the first system
+message, or a new one), retired turns are left out, compacted payloads
+replace their originals. ``cache_friendly``: the input is emitted unchanged
+and the register is appended at the tail, so a prefix cache keyed on the
+conversation still hits.
+
+Every block we write has a marker line followed by ``  - `` lines whose
+values are JSON-quoted (no raw newline can end a line early), so
+``strip_compiled`` can remove exactly what an earlier compile added and
+compiling compiled output never stacks headers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from compiler.messages import Message, with_content
+from compiler.register import Entry, Register
+
+STATE_MARKER = "[ACTIVE_AGENT_STATE]"
+REGISTER_MARKER = "[STATE_REGISTER]"
+INVARIANTS_MARKER = "[DECLARED_INVARIANTS]"
+RECALL_MARKER = "[RETIRED_TURN_RECALL"
+MODES = ("compact", "cache_friendly")
+
+_BLOCK = re.compile(
+    r"^\[(?:ACTIVE_AGENT_STATE|STATE_REGISTER|DECLARED_INVARIANTS)\]\n(?:  - [^\n]*(?:\n|\Z))*\n?",
+    re.MULTILINE,
+)
+_RECALL_TAIL = re.compile(r"\n*\[RETIRED_TURN_RECALL turn=\d+ role=\w+\]: .*\Z", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Recall:
+    turn: int
+    role: str
+    text: str
+    score: float
+
+
+@dataclass(frozen=True)
+class Emitted:
+    """Output messages and, for each, the input index it came from (None: ours)."""
+
+    messages: tuple[Message, ...]
+    origins: tuple[int | None, ...]
+    recall_placed: bool = False
+
+
+def strip_compiled(messages: tuple[Message, ...]) -> tuple[tuple[Message, ...], int]:
+    """Remove blocks an earlier compile wrote; return messages and how many were touched.
+
+    Example:
+        >>> m = Message("system", '[ACTIVE_AGENT_STATE]\\n  - a = "1" (turn 0 [inferred])\\n\\nBe kind.')
+        >>> strip_compiled((m,))[0][0].content
+        'Be kind.'
+    """
+    out, touched = [], 0
+    for message in messages:
+        text = message.content
+        if text and message.role == "system" and "_" in text and "]\n  - " in text:
+            text = _BLOCK.sub("", text)
+        if text and message.role == "user" and RECALL_MARKER in text:
+            text = _RECALL_TAIL.sub("", text)
+        if text != message.content:
+            touched += 1
+            if message.role == "system" and not text.strip():
+                continue
+            message = with_content(message, text)
+        out.append(message)
+    return tuple(out), touched
+
+
+def state_lines(register: Register) -> list[str]:
+    """One line per live slot: value, turn, provenance and flags."""
+    return [_line(register, entry) for entry in register.active]
+
+
+def _line(register: Register, entry: Entry) -> str:
+    flags = [entry.provenance.value]
+    if entry.pinned:
+        flags.append("pinned")
+    if entry.unsure:
+        flags.append("unsure")
+    value = _quote(register.shown_value(entry))
+    return f"  - {entry.slot} = {value} (turn {entry.turn} [{', '.join(flags)}])"
+
+
+def _quote(value: str) -> str:
+    """JSON quoting, with angle brackets escaped so no value forges protocol markup."""
+    return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def render_block(marker: str, lines: list[str]) -> str:
+    return "\n".join([marker, *lines]) if lines else ""
+
+
+def invariant_lines(invariants: tuple[str, ...]) -> list[str]:
+    return [f"  - {' '.join(rule.split())}" for rule in invariants]
+
+
+def emit(
+    messages: tuple[Message, ...],
+    *,
+    register: Register,
+    retired: frozenset[int],
+    compacted: dict[int, str],
+    mode: str,
+    invariants: tuple[str, ...] = (),
+    recall: Recall | None = None,
+) -> Emitted:
+    """Lay the compiled messages out for ``mode``."""
+    lines = state_lines(register)
+    rules = invariant_lines(invariants)
+    if mode == "cache_friendly":
+        return _cache_friendly(messages, lines, rules)
+    kept = [
+        (i, with_content(m, compacted[i]) if i in compacted else m)
+        for i, m in enumerate(messages)
+        if i not in retired
+    ]
+    placed = False
+    if recall is not None and kept and kept[-1][1].role == "user":
+        index, last = kept[-1]
+        kept[-1] = (index, with_content(last, last.text + "\n\n" + _recall_text(recall)))
+        placed = True
+    header = "\n\n".join(
+        b for b in (render_block(STATE_MARKER, lines), render_block(INVARIANTS_MARKER, rules)) if b
+    )
+    if header and kept and kept[0][1].role == "system":
+        index, first = kept[0]
+        body = first.text
+        kept[0] = (index, with_content(first, f"{header}\n\n{body}" if body else header))
+    elif header:
+        kept.insert(0, (None, Message("system", header)))
+    return Emitted(tuple(m for _, m in kept), tuple(i for i, _ in kept), placed)
+
+
+def _cache_friendly(messages, lines, rules) -> Emitted:
+    blocks = [render_block(REGISTER_MARKER, lines), render_block(INVARIANTS_MARKER, rules)]
+    tail = "\n\n".join(b for b in blocks if b)
+    out = list(messages)
+    origins: list[int | None] = list(range(len(messages)))
+    if tail:
+        out.append(Message("system", tail))
+        origins.append(None)
+    return Emitted(tuple(out), tuple(origins))
+
+
+def _recall_text(recall: Recall) -> str:
+    """Recalled text with brackets neutralised, so it cannot forge our markers."""
+    safe = recall.text.replace("[", "(").replace("]", ")")
+    return f"[RETIRED_TURN_RECALL turn={recall.turn} role={recall.role}]: {safe}"

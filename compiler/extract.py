@@ -1,0 +1,134 @@
+"""The read path: schema patterns over speech, and only over speech.
+
+Per turn and slot, the earliest match that is not negated wins. Nothing is
+read from machine output (tool results, listings, traces), from an agent's
+options menu, or from system messages: those say what exists or what the
+rules are, not what the conversation settled on.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+from compiler.classify import Kind
+from compiler.messages import Message
+from compiler.schema import Schema, Slot
+
+
+class Op(StrEnum):
+    ASSERT = "assert"
+    PIN = "pin"
+    REVOKE = "revoke"
+    UNSURE = "unsure"
+
+
+class Provenance(StrEnum):
+    DECLARED = "declared"
+    ACTED = "acted"
+    INFERRED = "inferred"
+
+
+PROVENANCE_RANK = {Provenance.INFERRED: 0, Provenance.ACTED: 1, Provenance.DECLARED: 2}
+SPEAKING_ROLES = frozenset({"user", "assistant"})
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One value for one slot, seen at one turn."""
+
+    slot: str
+    value: str
+    turn: int
+    provenance: Provenance = Provenance.INFERRED
+    start: int = 0
+    end: int = 0
+    op: Op = Op.ASSERT
+
+
+# A negator voids a match when it stands in the same clause, before it.
+_NEGATOR = re.compile(
+    r"\b(?:not|never|no longer|instead of|rather than|cannot|can't|won't|don't|doesn't|"
+    r"didn't|isn't|wasn't|aren't|shouldn't|wouldn't|without)\b",
+    re.IGNORECASE,
+)
+_CLAUSE_BREAK = re.compile(r"[.;!?\n]|,\s|\s(?:but|and then|so|then)\s", re.IGNORECASE)
+_NEGATION_WINDOW = 60
+_TRAILING = ".,;:!?)]}\"'`*"
+_LEADING = "\"'`(*"
+
+
+def extract(messages: tuple[Message, ...], kinds: tuple[Kind, ...], schema: Schema | None):
+    """Observations the schema's patterns find in speech, in turn order.
+
+    Example:
+        >>> from compiler.schema import load_schema
+        >>> from compiler.classify import classify
+        >>> msgs = (Message("assistant", "Now editing `src/app.py`."),)
+        >>> [(o.slot, o.value) for o in extract(msgs, classify(msgs), load_schema("coding"))]
+        [('current_file', 'src/app.py')]
+    """
+    if schema is None or not schema.slots:
+        return ()
+    found: list[Observation] = []
+    for turn, (message, kind) in enumerate(zip(messages, kinds, strict=True)):
+        if kind is not Kind.SPEECH or message.role not in SPEAKING_ROLES:
+            continue
+        found.extend(extract_turn(message.text, turn, schema))
+    return tuple(found)
+
+
+def extract_turn(text: str, turn: int, schema: Schema) -> list[Observation]:
+    """Every slot's first non-negated match in one turn's text."""
+    if not text:
+        return []
+    observations = []
+    for slot in schema.slots:
+        hit = _first_match(text, slot)
+        if hit is not None:
+            value, start, end = hit
+            observations.append(Observation(slot.name, value, turn, Provenance.INFERRED, start, end))
+    return observations
+
+
+def _first_match(text: str, slot: Slot) -> tuple[str, int, int] | None:
+    best: tuple[str, int, int] | None = None
+    for pattern in slot.patterns:
+        for match in pattern.finditer(text):
+            if best is not None and match.start() >= best[1]:
+                break
+            group = match.lastindex or 1
+            value = clean_value(match.group(group) or "")
+            if not value or is_negated(text, match.start()):
+                continue
+            best = (value, match.start(), match.end())
+            break
+    return best
+
+
+def clean_value(raw: str) -> str:
+    """Trim what surrounds a value without eating a leading ``./``.
+
+    Example:
+        >>> clean_value(" `./tests/test_a.py`. ")
+        './tests/test_a.py'
+    """
+    value = " ".join(raw.split())
+    return value.lstrip(_LEADING).rstrip(_TRAILING).strip()
+
+
+def is_negated(text: str, start: int) -> bool:
+    """A negator earlier in the same clause, within 60 characters.
+
+    Example:
+        >>> is_negated("do not open foo.py", 12)
+        True
+        >>> is_negated("not that one. open foo.py", 19)
+        False
+    """
+    window = text[max(0, start - _NEGATION_WINDOW) : start]
+    breaks = list(_CLAUSE_BREAK.finditer(window))
+    if breaks:
+        window = window[breaks[-1].end() :]
+    return bool(_NEGATOR.search(window))

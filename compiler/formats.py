@@ -1,0 +1,661 @@
+"""Reading transcripts: every input shape we meet, as one tuple of messages.
+
+``formats(text)`` reads one transcript, ``formats_many(text)`` a corpus file
+that holds several, ``read_message_list(items)`` an already decoded list of
+OpenAI-shaped message dicts. The shapes, tried in this order:
+
+1. JSON (text starting with ``[`` or ``{``): an array of messages; an object
+   with ``messages``; a tau-bench record (``traj``); a SWE-agent ``.traj``
+   (``history``; tool output stays under ``user`` where the file put it); a
+   few-shot record (``messages_display``); one message object; an array of
+   records. Invalid JSON is reported with its line and column and the text
+   is read as plain text instead.
+2. JSONL: one JSON object per line, each a message or a record. Bad lines are
+   reported by number and skipped.
+3. Plain text: ``role: text`` lines (see ``_TURN``). A ``---`` line followed
+   by a ``# <id> (<model>)`` header, or by nothing, ends a transcript: that is
+   the nebius corpus layout.
+
+Decisions worth knowing:
+
+- Nothing disappears silently: every skipped item, dropped turn, ignored line
+  or ignored further transcript leaves a ``ParseWarning``.
+- A turn starts on a line whose role word sits at column 0 (``**User:**``
+  counts). Decorated lines (``> user:``, ``- model:``, indented) start turns
+  only in a text that has no column-0 turn at all, so an indented
+  ``model: x`` inside tool output never splits a turn.
+- Empty turns are dropped with a warning, except ``tool`` turns: a tool that
+  returned nothing still answered its call, and dropping the answer would
+  orphan the call.
+- Display text does not record which tool was called. An ``assistant`` turn
+  followed by ``tool`` turns gets one ``ToolCall`` per following tool turn,
+  named after the tool turn's ``[name]`` if it has one, else ``""``, with
+  empty arguments and no id. ``assistant: None`` means content ``None`` (and
+  at least one such call). This holds for plain text too.
+- Without source text (``read_message_list``), an item's "line" is
+  ``base_line + index``: the 1-based item number by default. Read from JSON
+  text, it is the real line the element starts on; warnings also name the
+  index (``traj[3]``) since one-line JSON puts everything on line 1.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any, NamedTuple
+
+from compiler.errors import TranscriptError
+from compiler.messages import Message, ParseWarning, ToolCall, message_from_dict
+
+
+class Format(StrEnum):
+    """The shape a transcript was read from."""
+
+    MESSAGES = "messages"
+    JSONL = "jsonl"
+    TAU_BENCH = "tau-bench"
+    SWE_AGENT = "swe-agent"
+    DISPLAY = "display"
+    TEXT = "text"
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """One transcript as read: its messages, what was ignored, and from what.
+
+    ``meta`` holds what the source said about the transcript (``id`` and
+    ``model`` from a nebius header; ``task_id``, ``trial``, ``reward`` from a
+    tau-bench record). ``record`` is the raw JSON record it came from, when
+    there is one, so a benchmark can read e.g. ``record["info"]["task"]``.
+    """
+
+    messages: tuple[Message, ...]
+    warnings: tuple[ParseWarning, ...] = ()
+    format: str = Format.TEXT
+    meta: tuple[tuple[str, str], ...] = ()
+    record: Any = field(default=None, compare=False, repr=False)
+
+
+# Every role spelling we accept, in JSON and in text, and the role it means.
+ROLE_NAMES = {
+    "user": "user",
+    "human": "user",
+    "you": "user",
+    "customer": "user",
+    "assistant": "assistant",
+    "ai": "assistant",
+    "bot": "assistant",
+    "model": "assistant",
+    "agent": "assistant",
+    "system": "system",
+    "developer": "system",
+    "tool": "tool",
+    "function": "tool",
+    "tool_output": "tool",
+    "observation": "tool",
+}
+
+# Which key makes a JSON object a transcript record, the type it must have,
+# and the format it means; first match wins.
+_RECORD_KEYS = (
+    ("messages", list, Format.MESSAGES),
+    ("traj", list, Format.TAU_BENCH),
+    ("history", list, Format.SWE_AGENT),
+    ("messages_display", str, Format.DISPLAY),
+)
+
+_ROLE_WORD = "|".join(sorted(ROLE_NAMES, key=lambda word: (-len(word), word)))
+# re.ASCII: under Unicode case folding "ſystem" would match "system".
+_TURN = re.compile(
+    rf"(?P<lead>[ \t>*_-]{{0,12}}?)(?:\*\*|__)?(?P<role>{_ROLE_WORD})"
+    r"(?:[ \t]*\[(?P<name>[^\]]{0,80})\])?[*_]{0,2}[ \t]*:[*_]{0,2}(?=\s|$)(?P<rest>.*)",
+    re.IGNORECASE | re.ASCII,
+)
+_HEADER = re.compile(r"#[ \t]*(?P<id>\S+)[ \t]+\((?P<model>[^()]*)\)[ \t]*")
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder(strict=False)
+
+
+def formats(text: str) -> Parsed:
+    """Read one transcript from ``text``, whatever its shape.
+
+    A file holding several transcripts yields the first, with a warning
+    naming how many were ignored (``formats_many`` reads them all). Raises
+    ``TranscriptError`` if no turn can be found.
+
+    Example:
+        >>> parsed = formats("# demo\\nuser: hi\\nassistant: hello\\n  there")
+        >>> [(m.role, m.content, m.line) for m in parsed.messages]
+        [('user', 'hi', 2), ('assistant', 'hello\\nthere', 3)]
+        >>> parsed.format == "text", parsed.warnings
+        (True, ())
+    """
+    found = formats_many(text)
+    first = found[0][1]
+    if len(found) == 1:
+        return first
+    next_id, next_parsed = found[1]
+    note = ParseWarning(
+        next_parsed.messages[0].line or 1,
+        f"{len(found) - 1} further transcript(s) ignored (next: {next_id});"
+        " read them with formats_many",
+    )
+    return replace(first, warnings=(*first.warnings, note))
+
+
+def formats_many(text: str) -> tuple[tuple[str, Parsed], ...]:
+    """Read every transcript in ``text`` as ``(transcript_id, Parsed)`` pairs.
+
+    Ids: ``<instance-id>#<n>`` from a nebius header, ``task<id>-trial<n>``
+    for tau-bench records, ``line<N>`` for JSONL records, ``record<i>`` for
+    other records in a JSON array, ``transcript`` for a lone transcript.
+    Warnings about skipped pieces go to the transcript before them (or the
+    first one). Raises ``TranscriptError`` if no transcript holds a turn.
+
+    Example:
+        >>> text = "# a#0 (m1)\\nuser: hi\\n---\\n# a#1 (m2)\\nuser: yo\\n---\\n"
+        >>> [(i, p.messages[0].content) for i, p in formats_many(text)]
+        [('a#0', 'hi'), ('a#1', 'yo')]
+        >>> dict(formats_many(text)[1][1].meta)
+        {'id': 'a#1', 'model': 'm2'}
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    entries, line, column = _read_any(text)
+    found, leftover = _collect(entries)
+    if not found:
+        raise TranscriptError("no recognisable turn", line=line, column=column, warnings=leftover)
+    return found
+
+
+def read_message_list(items: list, *, base_line: int = 1) -> Parsed:
+    """Read already decoded OpenAI-shaped message dicts; never raises.
+
+    Non-dict items are skipped with a warning naming their index; unknown
+    roles are read as ``user`` with a warning. With no source text, an
+    item's ``line`` is ``base_line + index`` (its 1-based number by default).
+
+    Example:
+        >>> parsed = read_message_list([{"role": "human", "content": "hi"}, 7,
+        ...     {"role": "function", "name": "f", "content": "42"}])
+        >>> [(m.role, m.name, m.line) for m in parsed.messages]
+        [('user', None, 1), ('tool', 'f', 3)]
+        >>> [str(w) for w in parsed.warnings]
+        ['line 2: messages[1] is a number, not a message object; skipped']
+    """
+    if isinstance(items, dict):
+        items = [items]
+    if not isinstance(items, list | tuple):
+        note = f"expected a list of messages, got {_kind(items)}"
+        return Parsed((), (ParseWarning(base_line, note),), Format.MESSAGES)
+    lines = [base_line + index for index in range(len(items))]
+    wheres = [f"messages[{index}]" for index in range(len(items))]
+    return _parsed_items(items, lines, wheres, Format.MESSAGES)
+
+
+# -- assembling --------------------------------------------------------------
+
+_Entry = tuple[str, Parsed]
+
+
+def _read_any(text: str) -> tuple[list[_Entry], int, int]:
+    """The transcripts in ``text``, and where to point if none holds a turn."""
+    start = _JSON_SPACE.match(text).end()
+    if text[start : start + 1] not in ("[", "{"):
+        return _text_entries(text), 1, 1
+    value, error = _decode(text, start)
+    if error is None:
+        doc = _Doc(text)
+        return _json_entries(value, doc, start), doc.line(start), doc.column(start)
+    lines = text.split("\n")
+    if _looks_jsonl(lines):
+        return _jsonl_entries(lines), 1, 1
+    note = ParseWarning(
+        error.line, f"not valid JSON ({error.message}, column {error.column}); read as text"
+    )
+    return [("", Parsed((), (note,))), *_text_entries(text)], error.line, error.column
+
+
+def _collect(entries: list[_Entry]) -> tuple[tuple[_Entry, ...], tuple[ParseWarning, ...]]:
+    """Keep entries that hold messages; move the others' warnings to a neighbour."""
+    kept: list[list] = []
+    pending: list[ParseWarning] = []
+    for ident, parsed in entries:
+        if parsed.messages:
+            kept.append([ident, _add_warnings(parsed, pending, before=True)])
+            pending = []
+        elif kept:
+            kept[-1][1] = _add_warnings(kept[-1][1], parsed.warnings)
+        else:
+            pending.extend(parsed.warnings)
+    ids = _unique([ident for ident, _ in kept])
+    return tuple(zip(ids, (parsed for _, parsed in kept), strict=True)), tuple(pending)
+
+
+def _add_warnings(parsed: Parsed, extra, *, before: bool = False) -> Parsed:
+    if not extra:
+        return parsed
+    warnings = (*extra, *parsed.warnings) if before else (*parsed.warnings, *extra)
+    return replace(parsed, warnings=warnings)
+
+
+def _unique(ids: list[str]) -> list[str]:
+    """The ids, a repeated one suffixed ``~2``, ``~3``… so each is distinct."""
+    seen: set[str] = set()
+    last_suffix: dict[str, int] = {}
+    out = []
+    for ident in ids:
+        candidate, n = ident, last_suffix.get(ident, 1)
+        while candidate in seen:
+            n += 1
+            candidate = f"{ident}~{n}"
+        last_suffix[ident] = n
+        seen.add(candidate)
+        out.append(candidate)
+    return out
+
+
+# -- JSON --------------------------------------------------------------------
+
+
+class _JsonError(NamedTuple):
+    line: int
+    column: int
+    message: str
+
+
+def _decode(text: str, start: int) -> tuple[Any, _JsonError | None]:
+    """The JSON value filling ``text`` from ``start``, or where it broke."""
+    try:
+        value, end = _DECODER.raw_decode(text, start)
+        end = _JSON_SPACE.match(text, end).end()
+        if end != len(text):
+            raise json.JSONDecodeError("Extra data", text, end)
+    except json.JSONDecodeError as error:
+        return None, _JsonError(error.lineno, error.colno, error.msg)
+    except (ValueError, RecursionError) as error:
+        # Nested too deeply, or an integer longer than Python will convert.
+        line = text.count("\n", 0, start) + 1
+        column = start - text.rfind("\n", 0, start)
+        why = "nested too deeply" if isinstance(error, RecursionError) else str(error)[:80]
+        return None, _JsonError(line, column, why)
+    return value, None
+
+
+class _Doc:
+    """A valid JSON text, answering where values start and on which line."""
+
+    def __init__(self, text: str, base_line: int = 1):
+        self.text = text
+        self.base_line = base_line
+        self._breaks = [m.start() for m in re.finditer("\n", text)]
+        self._cache: dict[int, Any] = {}
+
+    def line(self, pos: int) -> int:
+        return self.base_line + bisect.bisect_left(self._breaks, pos)
+
+    def column(self, pos: int) -> int:
+        index = bisect.bisect_left(self._breaks, pos)
+        return pos - (self._breaks[index - 1] + 1 if index else 0) + 1
+
+    def elements(self, pos: int) -> list[int]:
+        """Where each element of the array starting at ``pos`` starts."""
+        if pos not in self._cache:
+            self._cache[pos] = [start for _, start in self._walk(pos, keyed=False)]
+        return self._cache[pos]
+
+    def members(self, pos: int) -> dict[str, int]:
+        """Where each member value of the object starting at ``pos`` starts."""
+        if pos not in self._cache:
+            self._cache[pos] = dict(self._walk(pos, keyed=True))
+        return self._cache[pos]
+
+    def _walk(self, pos: int, *, keyed: bool):
+        text, skip = self.text, _JSON_SPACE
+        pos = skip.match(text, pos + 1).end()
+        while text[pos] not in "]}":
+            key = None
+            if keyed:
+                key, pos = _DECODER.raw_decode(text, pos)
+                pos = skip.match(text, skip.match(text, pos).end() + 1).end()
+            yield key, pos
+            _, pos = _DECODER.raw_decode(text, pos)
+            pos = skip.match(text, pos).end()
+            if text[pos] == ",":
+                pos = skip.match(text, pos + 1).end()
+
+
+def _json_entries(value: Any, doc: _Doc, start: int) -> list[_Entry]:
+    """The transcripts in one decoded JSON document."""
+    if isinstance(value, list) and _record_kind(next(_dicts(value), None)):
+        starts = doc.elements(start)
+        return [
+            _record_entry(item, doc, starts[index], f"record{index}", f"[{index}]")
+            for index, item in enumerate(value)
+        ]
+    if isinstance(value, dict) and _record_kind(value):
+        return [_record_entry(value, doc, start, "transcript", "the object")]
+    if isinstance(value, dict) and ("role" in value or "content" in value):
+        parsed = _parsed_items([value], [doc.line(start)], ["the object"], Format.MESSAGES)
+        return [("transcript", parsed)]
+    if isinstance(value, dict):
+        keys = ", ".join(key for key, _, _ in _RECORD_KEYS)
+        note = f"JSON object has none of the keys {keys}, role; no messages"
+        return [("", Parsed((), (ParseWarning(doc.line(start), note),)))]
+    lines = [doc.line(pos) for pos in doc.elements(start)]
+    wheres = [f"messages[{index}]" for index in range(len(value))]
+    return [("transcript", _parsed_items(value, lines, wheres, Format.MESSAGES))]
+
+
+def _dicts(items: list):
+    return (item for item in items if isinstance(item, dict))
+
+
+def _record_kind(value: Any) -> tuple[str, Format] | None:
+    """The key that makes ``value`` a transcript record, and its format."""
+    if not isinstance(value, dict):
+        return None
+    for key, kind, fmt in _RECORD_KEYS:
+        if isinstance(value.get(key), kind):
+            return key, fmt
+    return None
+
+
+def _record_entry(record: Any, doc: _Doc, pos: int, fallback_id: str, where: str) -> _Entry:
+    """One record (tau-bench, SWE-agent, few-shot, ``messages``) as a transcript."""
+    kind = _record_kind(record)
+    if kind is None:
+        note = f"{where} is not a transcript record (no messages, traj or history); skipped"
+        return "", Parsed((), (ParseWarning(doc.line(pos), note),))
+    key, fmt = kind
+    ident = _record_id(record, fallback_id)
+    value_pos = doc.members(pos)[key]
+    if fmt is Format.DISPLAY:
+        parsed = _embed(_read_text(_split_lines(record[key]), 1), doc.line(value_pos), key)
+    else:
+        lines = [doc.line(p) for p in doc.elements(value_pos)]
+        wheres = [f"{key}[{index}]" for index in range(len(lines))]
+        parsed = _parsed_items(record[key], lines, wheres, fmt)
+    if not parsed.messages:
+        parsed = _add_warnings(parsed, [ParseWarning(doc.line(pos), f"{ident}: no message")])
+    return ident, replace(parsed, meta=_record_meta(record), record=record)
+
+
+def _record_id(record: dict, fallback: str) -> str:
+    task, trial = record.get("task_id"), record.get("trial")
+    if not isinstance(task, int | str) or isinstance(task, bool):
+        return fallback
+    if isinstance(trial, int | str) and not isinstance(trial, bool):
+        return f"task{task}-trial{trial}"
+    return f"task{task}"
+
+
+def _record_meta(record: dict) -> tuple[tuple[str, str], ...]:
+    meta = []
+    for key in ("task_id", "trial", "reward"):
+        value = record.get(key)
+        if isinstance(value, str):
+            meta.append((key, value))
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            meta.append((key, json.dumps(value)))
+    return tuple(meta)
+
+
+def _embed(parsed: Parsed, line: int, key: str) -> Parsed:
+    """Text read from inside a JSON string, placed on the line of that string."""
+    return replace(
+        parsed,
+        messages=tuple(replace(m, line=line) for m in parsed.messages),
+        warnings=tuple(
+            ParseWarning(line, f"{key} line {w.line}: {w.message}") for w in parsed.warnings
+        ),
+        format=Format.DISPLAY,
+    )
+
+
+# -- JSONL -------------------------------------------------------------------
+
+
+def _looks_jsonl(lines: list[str]) -> bool:
+    """Two or more non-blank lines, each opening an object, one a whole object.
+
+    Pretty-printed JSON fails this: its inner lines open with ``"`` or ``}``.
+    """
+    filled = [line for line in lines if line.strip()]
+    if len(filled) < 2 or not all(line.lstrip().startswith("{") for line in filled):
+        return False
+    for line in filled:
+        value, error = _decode(line, _JSON_SPACE.match(line).end())
+        if error is None and isinstance(value, dict):
+            return True
+    return False
+
+
+def _jsonl_entries(lines: list[str]) -> list[_Entry]:
+    """One JSON object per line: messages (one transcript) or records (one each)."""
+    rows, bad = [], []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        start = _JSON_SPACE.match(line).end()
+        value, error = _decode(line, start)
+        if error is None:
+            rows.append((number, line, start, value))
+        else:
+            note = f"not valid JSON ({error.message}, column {error.column}); line skipped"
+            bad.append(("", Parsed((), (ParseWarning(number, note),))))
+    if _record_kind(next(_dicts([row[3] for row in rows]), None)):
+        records = [
+            _record_entry(value, _Doc(line, number), start, f"line{number}", "this line")
+            for number, line, start, value in rows
+        ]
+        return sorted(bad + records, key=_entry_line)
+    values = [row[3] for row in rows]
+    numbers = [row[0] for row in rows]
+    parsed = _parsed_items(values, numbers, ["this line"] * len(rows), Format.JSONL)
+    warnings = sorted([*parsed.warnings, *(p.warnings[0] for _, p in bad)], key=lambda w: w.line)
+    return [("transcript", replace(parsed, warnings=tuple(warnings)))]
+
+
+def _entry_line(entry: _Entry) -> int:
+    parsed = entry[1]
+    if parsed.messages:
+        return parsed.messages[0].line or 0
+    return parsed.warnings[0].line if parsed.warnings else 0
+
+
+# -- message dicts -----------------------------------------------------------
+
+
+def _parsed_items(items: list, lines: list[int], wheres: list[str], fmt: Format) -> Parsed:
+    messages, warnings = [], []
+    for item, line, where in zip(items, lines, wheres, strict=True):
+        message, notes = _read_item(item, line, where)
+        if message is not None:
+            messages.append(message)
+        warnings.extend(ParseWarning(line, note) for note in notes)
+    return Parsed(tuple(messages), tuple(warnings), fmt)
+
+
+def _read_item(item: Any, line: int, where: str) -> tuple[Message | None, list[str]]:
+    """One message dict as a ``Message``, with notes on what was guessed."""
+    if not isinstance(item, dict):
+        return None, [f"{where} is {_kind(item)}, not a message object; skipped"]
+    role, notes = _role_of(item.get("role"), where)
+    try:
+        return _linked(message_from_dict(item, role=role, line=line), item), notes
+    except (TypeError, ValueError, RecursionError):
+        # Only Python values that JSON cannot hold get here.
+        note = f"{where}: content or tool calls unreadable; kept without them"
+        return Message(role, None, source=tuple(item.items()), line=line), [*notes, note]
+
+
+def _role_of(raw: Any, where: str) -> tuple[str, list[str]]:
+    if not isinstance(raw, str):
+        what = "no role" if raw is None else f"role is {_kind(raw)}"
+        return "user", [f"{where}: {what}; read as user"]
+    role = ROLE_NAMES.get(raw.strip().lower())
+    if role is None:
+        return "user", [f"{where}: unknown role {raw[:40]!r} read as user"]
+    return role, []
+
+
+def _linked(message: Message, item: dict) -> Message:
+    """Fill call links the shapes we read spell differently.
+
+    SWE-agent answers a call with ``tool_call_ids: [id]``; old OpenAI
+    assistants call with ``function_call: {name, arguments}``.
+    """
+    ids = item.get("tool_call_ids")
+    one_id = isinstance(ids, list) and len(ids) == 1 and isinstance(ids[0], str)
+    if message.tool_call_id is None and one_id:
+        message = replace(message, tool_call_id=ids[0])
+    call = item.get("function_call")
+    if message.role == "assistant" and not message.tool_calls and isinstance(call, dict):
+        name, args = call.get("name"), call.get("arguments", "")
+        if isinstance(name, str):
+            args = args if isinstance(args, str) else json.dumps(args, sort_keys=True)
+            message = replace(message, tool_calls=(ToolCall(name, args),))
+    return message
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    names = {str: "a string", list: "an array", tuple: "an array", dict: "an object"}
+    return names.get(type(value), f"a {type(value).__name__}")
+
+
+# -- plain text --------------------------------------------------------------
+
+
+def _split_lines(text: str) -> list[str]:
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def _text_entries(text: str) -> list[_Entry]:
+    lines = text.split("\n")
+    blocks = _blocks(lines)
+    entries = []
+    for number, (start, end) in enumerate(blocks, start=1):
+        parsed = _read_text(lines[start:end], start + 1)
+        fallback = "transcript" if len(blocks) == 1 else f"block{number}"
+        entries.append((dict(parsed.meta).get("id", fallback), parsed))
+    return entries
+
+
+def _blocks(lines: list[str]) -> list[tuple[int, int]]:
+    """Index ranges of the transcripts, split at ``---`` lines that end one.
+
+    A ``---`` ends a transcript only if a ``# <id> (<model>)`` header or the
+    end of the text follows it; elsewhere it is a markdown rule in a turn.
+    """
+    bounds, start = [], 0
+    for index, line in enumerate(lines):
+        if line.rstrip() != "---":
+            continue
+        after = index + 1
+        while after < len(lines) and not lines[after].strip():
+            after += 1
+        if after == len(lines) or _HEADER.fullmatch(lines[after]):
+            bounds.append((start, index))
+            start = index + 1
+    return [*bounds, (start, len(lines))]
+
+
+def _read_text(lines: list[str], first_line: int) -> Parsed:
+    """``role: text`` turns from lines that begin on line ``first_line``."""
+    starts = _turn_starts(lines)
+    head = starts[0][0] if starts else len(lines)
+    warnings = _preamble_warnings(lines[:head], first_line, turns=bool(starts))
+    messages = []
+    for number, (index, match) in enumerate(starts):
+        end = starts[number + 1][0] if number + 1 < len(starts) else len(lines)
+        message = _turn(match, lines[index + 1 : end], first_line + index)
+        if message is None:
+            role = ROLE_NAMES[match["role"].lower()]
+            warnings.append(ParseWarning(first_line + index, f"empty {role} turn dropped"))
+        else:
+            messages.append(message)
+    meta = _header_meta(lines[:head])
+    return Parsed(tuple(_pair_tool_calls(messages)), tuple(warnings), Format.TEXT, meta)
+
+
+def _turn_starts(lines: list[str]) -> list[tuple[int, re.Match]]:
+    """Lines that start a turn: column-0 role lines, else decorated ones."""
+    found = [(index, match) for index, line in enumerate(lines) if (match := _TURN.match(line))]
+    plain = [(index, match) for index, match in found if not match["lead"]]
+    return plain or found
+
+
+def _preamble_warnings(lines: list[str], first_line: int, *, turns: bool) -> list[ParseWarning]:
+    """One warning for text before the first turn; ``#`` lines are harmless."""
+    ignored = [i for i, line in enumerate(lines) if line.strip() and not line.startswith("#")]
+    if not ignored:
+        return []
+    low, high = first_line + ignored[0], first_line + ignored[-1]
+    span = f"line {low}" if low == high else f"lines {low}-{high}"
+    what = "text before the first turn" if turns else "text without any turn"
+    return [ParseWarning(low, f"{what} ignored ({span})")]
+
+
+def _header_meta(lines: list[str]) -> tuple[tuple[str, str], ...]:
+    """``id`` and ``model`` from the last ``# <id> (<model>)`` header line."""
+    for line in reversed(lines):
+        if match := _HEADER.fullmatch(line):
+            return (("id", match["id"]), ("model", match["model"].strip()))
+    return ()
+
+
+def _turn(match: re.Match, body: list[str], line: int) -> Message | None:
+    """The message a role line and its continuation lines make, or None if empty."""
+    role = ROLE_NAMES[match["role"].lower()]
+    name = (match["name"] or "").strip() or None
+    content = "\n".join(_trim_blank([match["rest"].lstrip(" \t"), *_dedent(body)]))
+    if role == "assistant" and content == "None":
+        return Message(role, None, name=name, line=line)
+    if not content and role != "tool":
+        return None
+    return Message(role, content, name=name, line=line)
+
+
+def _dedent(body: list[str]) -> list[str]:
+    """Strip the two-space continuation indent if every non-blank line has it."""
+    filled = [line for line in body if line.strip()]
+    if not filled or not all(line.startswith("  ") for line in filled):
+        return body
+    return [line[2:] if line.startswith("  ") else line for line in body]
+
+
+def _trim_blank(lines: list[str]) -> list[str]:
+    filled = [index for index, line in enumerate(lines) if line.strip()]
+    return lines[filled[0] : filled[-1] + 1] if filled else []
+
+
+def _pair_tool_calls(messages: list[Message]) -> list[Message]:
+    """Give each assistant turn the calls its following tool turns answer.
+
+    Text does not say which tool was called; a call is named after the tool
+    turn's ``[name]`` when it has one, else ``""``, with empty arguments.
+    """
+    out = list(messages)
+    for index, message in enumerate(out):
+        if message.role != "assistant" or message.tool_calls:
+            continue
+        answers, after = [], index + 1
+        while after < len(out) and out[after].role == "tool":
+            answers.append(ToolCall(name=out[after].name or "", arguments=""))
+            after += 1
+        if not answers and message.content is None:
+            answers.append(ToolCall(name="", arguments=""))
+        if answers:
+            out[index] = replace(message, tool_calls=tuple(answers))
+    return out

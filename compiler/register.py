@@ -1,0 +1,270 @@
+"""The state register: a fold over turns.
+
+Observations are applied in turn order. The last write wins; an equal or
+case-only-different value is a reaffirmation and supersedes nothing. A value
+of weaker provenance never overwrites a stronger one (declared > acted >
+inferred): the disagreement is kept as a conflict instead. A pin is lifted
+only by a re-pin; a revoke voids a fact, and inference does not bring it
+back until it is declared again.
+
+The state after turn k depends only on the state after turn k-1 and the
+observations of turn k (``RegisterFold.apply_turn``), so a caller that has
+folded a prefix can copy the fold and carry on from there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from compiler.extract import PROVENANCE_RANK, Observation, Op, Provenance
+
+MAX_FACTS = 64
+MAX_VALUE_CHARS = 512
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One value a slot held, from the turn that set it until it was replaced."""
+
+    slot: str
+    value: str
+    turn: int
+    provenance: Provenance
+    supports: tuple[int, ...]
+    superseded_by: int | None = None
+    revoked_at: int | None = None
+    pinned: bool = False
+    unsure: bool = False
+
+    @property
+    def live(self) -> bool:
+        return self.superseded_by is None and self.revoked_at is None
+
+
+@dataclass(frozen=True)
+class Conflict:
+    slot: str
+    kept: Entry
+    refused_value: str
+    refused_turn: int
+    refused_provenance: Provenance
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A write the register would not apply, and why."""
+
+    slot: str
+    turn: int
+    kind: str
+    reason: str
+    value: str | None = None
+
+
+@dataclass(frozen=True)
+class Register:
+    """The folded state: every entry ever set, and what is live now."""
+
+    history: tuple[Entry, ...]
+    active: tuple[Entry, ...]
+    dropped_over_limit: tuple[str, ...] = ()
+    truncated_values: tuple[str, ...] = ()
+    conflicts: tuple[Conflict, ...] = ()
+    refusals: tuple[Refusal, ...] = ()
+    reaffirmations: int = 0
+    revoked: tuple[str, ...] = field(default=())
+
+    def shown_value(self, entry: Entry) -> str:
+        """The value as the model receives it: capped at 512 characters."""
+        if len(entry.value) <= MAX_VALUE_CHARS:
+            return entry.value
+        return entry.value[: MAX_VALUE_CHARS - 1] + "…"
+
+
+class RegisterFold:
+    """The mutable fold behind ``register``; ``copy()`` snapshots it."""
+
+    def __init__(self, immutable: frozenset[str] = frozenset()):
+        self.immutable = immutable
+        self.entries: list[Entry] = []
+        self.live: dict[str, int] = {}
+        self.revoked: set[str] = set()
+        self.conflicts: list[Conflict] = []
+        self.refusals: list[Refusal] = []
+        self.reaffirmations = 0
+
+    def copy(self) -> RegisterFold:
+        return _copy_fold(self)
+
+    def apply_turn(self, observations: list[Observation]) -> None:
+        ordered = sorted(observations, key=lambda o: _OP_ORDER[o.op])
+        for observation in ordered:
+            self.apply(observation)
+
+    def apply(self, obs: Observation) -> None:
+        if obs.op is Op.REVOKE:
+            self._revoke(obs)
+            return
+        current = self._current(obs.slot)
+        if obs.slot in self.revoked and obs.provenance is not Provenance.DECLARED:
+            return
+        if current is not None and self._blocked(current, obs):
+            return
+        if current is not None and current.value.casefold() == obs.value.casefold():
+            self._reaffirm(current, obs)
+            return
+        self._set(current, obs)
+
+    def _current(self, slot: str) -> Entry | None:
+        index = self.live.get(slot)
+        return None if index is None else self.entries[index]
+
+    def _blocked(self, current: Entry, obs: Observation) -> bool:
+        same = current.value.casefold() == obs.value.casefold()
+        if current.pinned and obs.op is not Op.PIN and not same:
+            self._refuse_or_conflict(current, obs, "pinned_write_blocked", "the slot is pinned")
+            return True
+        if obs.slot in self.immutable and not same:
+            self._refuse_or_conflict(current, obs, "immutable_write_blocked", "immutable slot")
+            return True
+        if PROVENANCE_RANK[obs.provenance] < PROVENANCE_RANK[current.provenance] and not same:
+            self.conflicts.append(
+                Conflict(obs.slot, current, obs.value, obs.turn, obs.provenance)
+            )
+            return True
+        return False
+
+    def _refuse_or_conflict(self, current: Entry, obs: Observation, kind: str, why: str):
+        if obs.provenance is Provenance.DECLARED:
+            self.refusals.append(Refusal(obs.slot, obs.turn, kind, why, obs.value))
+        else:
+            self.conflicts.append(Conflict(obs.slot, current, obs.value, obs.turn, obs.provenance))
+
+    def _reaffirm(self, current: Entry, obs: Observation) -> None:
+        index = self.live[obs.slot]
+        stronger = PROVENANCE_RANK[obs.provenance] > PROVENANCE_RANK[current.provenance]
+        supports = current.supports if obs.turn in current.supports else (
+            *current.supports,
+            obs.turn,
+        )
+        self.entries[index] = Entry(
+            slot=current.slot,
+            value=current.value,
+            turn=current.turn,
+            provenance=obs.provenance if stronger else current.provenance,
+            supports=supports,
+            pinned=current.pinned or obs.op is Op.PIN,
+            unsure=_unsure_after(current, obs),
+        )
+        self.reaffirmations += 1
+
+    def _set(self, current: Entry | None, obs: Observation) -> None:
+        if current is not None:
+            self.entries[self.live[obs.slot]] = _with(current, superseded_by=obs.turn)
+        self.revoked.discard(obs.slot)
+        self.live[obs.slot] = len(self.entries)
+        self.entries.append(
+            Entry(
+                slot=obs.slot,
+                value=obs.value,
+                turn=obs.turn,
+                provenance=obs.provenance,
+                supports=(obs.turn,),
+                pinned=obs.op is Op.PIN or obs.slot in self.immutable,
+                unsure=obs.op is Op.UNSURE,
+            )
+        )
+
+    def _revoke(self, obs: Observation) -> None:
+        current = self._current(obs.slot)
+        if current is None:
+            self.refusals.append(
+                Refusal(obs.slot, obs.turn, "revoke_refused", "nothing to revoke: slot not set")
+            )
+            return
+        if current.pinned or obs.slot in self.immutable:
+            self.refusals.append(
+                Refusal(obs.slot, obs.turn, "revoke_refused", "pinned or immutable slot")
+            )
+            return
+        self.entries[self.live.pop(obs.slot)] = _with(current, revoked_at=obs.turn)
+        self.revoked.add(obs.slot)
+
+    def result(self) -> Register:
+        live = sorted((self.entries[i] for i in self.live.values()), key=lambda e: e.slot)
+        kept, dropped = _cap(live)
+        return Register(
+            history=tuple(self.entries),
+            active=tuple(kept),
+            dropped_over_limit=tuple(dropped),
+            truncated_values=tuple(e.slot for e in kept if len(e.value) > MAX_VALUE_CHARS),
+            conflicts=tuple(self.conflicts),
+            refusals=tuple(self.refusals),
+            reaffirmations=self.reaffirmations,
+            revoked=tuple(sorted(self.revoked)),
+        )
+
+
+_OP_ORDER = {Op.REVOKE: 0, Op.UNSURE: 1, Op.PIN: 2, Op.ASSERT: 3}
+
+
+def _unsure_after(current: Entry, obs: Observation) -> bool:
+    """An ``unsure`` restatement flags the value; a declared assertion settles it."""
+    if obs.op is Op.UNSURE:
+        return True
+    if obs.provenance is Provenance.DECLARED:
+        return False
+    return current.unsure
+
+
+def _with(entry: Entry, **changes) -> Entry:
+    values = {name: getattr(entry, name) for name in entry.__dataclass_fields__}
+    values.update(changes)
+    return Entry(**values)
+
+
+def _copy_fold(fold: RegisterFold) -> RegisterFold:
+    twin = RegisterFold(fold.immutable)
+    twin.entries = list(fold.entries)
+    twin.live = dict(fold.live)
+    twin.revoked = set(fold.revoked)
+    twin.conflicts = list(fold.conflicts)
+    twin.refusals = list(fold.refusals)
+    twin.reaffirmations = fold.reaffirmations
+    return twin
+
+
+def _cap(live: list[Entry]) -> tuple[list[Entry], list[str]]:
+    """Keep at most 64 facts: pinned and declared first, then the most recent."""
+    if len(live) <= MAX_FACTS:
+        return live, []
+    ranked = sorted(
+        live,
+        key=lambda e: (-e.pinned, -PROVENANCE_RANK[e.provenance], -e.turn, e.slot),
+    )
+    kept = sorted(ranked[:MAX_FACTS], key=lambda e: e.slot)
+    dropped = sorted(e.slot for e in ranked[MAX_FACTS:])
+    return kept, dropped
+
+
+def register(observations: tuple[Observation, ...], *, immutable=frozenset()) -> Register:
+    """Fold observations (in turn order) into the state register.
+
+    Example:
+        >>> from compiler.extract import Observation
+        >>> reg = register((Observation("cabin", "economy", 0),
+        ...                 Observation("cabin", "Economy", 2),
+        ...                 Observation("cabin", "business", 4)))
+        >>> [(e.value, e.turn, e.supports, e.superseded_by) for e in reg.history]
+        [('economy', 0, (0, 2), 4), ('business', 4, (4,), None)]
+    """
+    fold = RegisterFold(frozenset(immutable))
+    batch: list[Observation] = []
+    for obs in observations:
+        if batch and obs.turn != batch[0].turn:
+            fold.apply_turn(batch)
+            batch = []
+        batch.append(obs)
+    if batch:
+        fold.apply_turn(batch)
+    return fold.result()

@@ -1,0 +1,86 @@
+"""Which turns can go.
+
+A turn is retired when every fact it carries has been superseded (or
+revoked) and it is not a support of any live fact. The last two turns are
+never retired: they are the exchange the model is about to continue. Turns
+that take part in a tool call (the call and its result) stay, so a
+``tool_call_id`` never loses its partner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compiler.classify import Kind
+from compiler.register import Entry, Register
+
+KEEP_LAST = 2
+
+
+@dataclass(frozen=True)
+class Retired:
+    """A retired turn and, per slot it carried, the turn that replaced it."""
+
+    turn: int
+    superseded: tuple[tuple[str, int], ...]
+
+    @property
+    def reason(self) -> str:
+        parts = [f"{slot} superseded by turn {by}" for slot, by in self.superseded]
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class Violation:
+    slot: str
+    value: str
+    turn: int
+    supports: tuple[int, ...]
+
+
+def retire(register: Register, kinds: tuple[Kind, ...]) -> tuple[Retired, ...]:
+    """Turns whose every fact is dead and which support nothing live.
+
+    Example:
+        >>> from compiler.extract import Observation
+        >>> from compiler.register import register
+        >>> reg = register((Observation("f", "a.py", 0), Observation("f", "b.py", 2)))
+        >>> retire(reg, (Kind.SPEECH,) * 5)
+        (Retired(turn=0, superseded=(('f', 2),)),)
+    """
+    carried: dict[int, list[Entry]] = {}
+    for entry in register.history:
+        for turn in entry.supports:
+            carried.setdefault(turn, []).append(entry)
+    last_kept = len(kinds) - KEEP_LAST
+    retired = []
+    for turn in sorted(carried):
+        entries = carried[turn]
+        if turn >= last_kept or kinds[turn] in (Kind.TOOL_CALL, Kind.MACHINE):
+            continue
+        if any(entry.live for entry in entries):
+            continue
+        superseded = tuple(
+            sorted({(e.slot, e.superseded_by if e.superseded_by is not None else e.revoked_at)
+                    for e in entries})
+        )
+        retired.append(Retired(turn, superseded))
+    return tuple(retired)
+
+
+def retirement_violations(register: Register, proposed) -> list[Violation]:
+    """Live facts that retiring ``proposed`` turns would leave with no support.
+
+    Example:
+        >>> from compiler.extract import Observation
+        >>> from compiler.register import register
+        >>> reg = register((Observation("pay", "card", 0),))
+        >>> retirement_violations(reg, {0})
+        [Violation(slot='pay', value='card', turn=0, supports=(0,))]
+    """
+    proposed = set(proposed)
+    return [
+        Violation(entry.slot, entry.value, entry.turn, entry.supports)
+        for entry in register.history
+        if entry.live and set(entry.supports) <= proposed
+    ]

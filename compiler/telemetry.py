@@ -1,0 +1,147 @@
+"""Telemetry: what one compile did, every value computed from that run."""
+
+from __future__ import annotations
+
+from compiler.messages import Message, message_to_dict
+from compiler.retire import retirement_violations
+
+
+def message_tokens(counter, message: Message | dict) -> int:
+    """Tokens of one message: its text and any tool-call names and arguments, at least 1."""
+    if isinstance(message, dict):
+        text = message.get("content") if isinstance(message.get("content"), str) else ""
+        calls = message.get("tool_calls") if isinstance(message.get("tool_calls"), list) else []
+        parts = [text]
+        for call in calls:
+            fn = call.get("function", {}) if isinstance(call, dict) else {}
+            if isinstance(fn, dict):
+                parts.extend(str(fn.get(k, "")) for k in ("name", "arguments"))
+    else:
+        parts = [message.text]
+        for call in message.tool_calls:
+            parts.extend((call.name, call.arguments))
+    return max(1, counter.count("\n".join(p for p in parts if p)))
+
+
+def telemetry(result, *, mode: str, counter, elapsed_ms: float, warnings, output: list[dict]):
+    """The telemetry dict for one ``Compilation``."""
+    reg = result.register
+    raw = sum(message_tokens(counter, m) for m in result.original)
+    compiled = sum(message_tokens(counter, m) for m in output)
+    saved = max(0, raw - compiled)
+    retired = [r.turn for r in result.retired]
+    return {
+        "mode": mode,
+        "active_state_slots": {e.slot: reg.shown_value(e) for e in reg.active},
+        "state": {e.slot: _fact(reg, e) for e in reg.active},
+        "state_history": _history(reg),
+        "retired_turn_indices": retired,
+        "retired_turn_count": len(retired),
+        "retired_turns": [_retired(result, r) for r in result.retired],
+        "raw_token_count": raw,
+        "compiled_token_count": compiled,
+        "tokens_saved": saved,
+        "compression_ratio_pct": round(saved / raw * 100, 1) if raw else 0.0,
+        "context_grew": compiled > raw,
+        "token_growth": compiled - raw,
+        "token_estimator": counter.name,
+        "tool_payloads_compacted": len(result.compacted),
+        "compacted_payloads": [_payload(i, c) for i, c in sorted(result.compacted.items())],
+        "state_keys_dropped_over_limit": list(reg.dropped_over_limit),
+        "state_values_truncated": list(reg.truncated_values),
+        "kv_cache_prefix_messages_preserved": _prefix(result.original, output),
+        "kv_cache_prefix_intact": _prefix(result.original, output) == len(result.original),
+        "retirement_violations": [
+            v.__dict__ | {"supports": list(v.supports)}
+            for v in retirement_violations(reg, retired)
+        ],
+        "conflicts": [_conflict(c) for c in reg.conflicts],
+        "rejected_writes": [r.__dict__.copy() for r in reg.refusals],
+        "reaffirmations": reg.reaffirmations,
+        "messages_in": len(result.original),
+        "messages_out": len(output),
+        "compiled_markup_stripped": result.markup_stripped,
+        "recall": _recall(result),
+        "parse_warnings": [str(w) for w in warnings],
+        "compile_time_ms": round(max(elapsed_ms, 0.001), 3),
+    }
+
+
+def _fact(reg, entry) -> dict:
+    return {
+        "value": reg.shown_value(entry),
+        "turn": entry.turn,
+        "provenance": entry.provenance.value,
+        "pinned": entry.pinned,
+        "unsure": entry.unsure,
+        "supports": list(entry.supports),
+    }
+
+
+def _history(reg) -> dict:
+    history: dict[str, list] = {}
+    for entry in reg.history:
+        history.setdefault(entry.slot, []).append(
+            {
+                "value": entry.value,
+                "turn": entry.turn,
+                "provenance": entry.provenance.value,
+                "superseded_by": entry.superseded_by,
+                "revoked_at": entry.revoked_at,
+            }
+        )
+    return dict(sorted(history.items()))
+
+
+def _retired(result, retired) -> dict:
+    return {
+        "turn": retired.turn,
+        "role": result.input[retired.turn].role,
+        "reason": retired.reason,
+        "superseded_by": dict(retired.superseded),
+    }
+
+
+def _payload(index, compacted) -> dict:
+    return {
+        "turn": index,
+        "shape": compacted.shape,
+        "chars_before": compacted.original_chars,
+        "chars_after": compacted.compacted_chars,
+        "rows_dropped": compacted.rows_dropped,
+        "safety_rows_kept": compacted.safety_rows_kept,
+    }
+
+
+def _conflict(conflict) -> dict:
+    return {
+        "entity": conflict.slot,
+        "kept": conflict.kept.value,
+        "kept_turn": conflict.kept.turn,
+        "kept_provenance": conflict.kept.provenance.value,
+        "refused": conflict.refused_value,
+        "refused_turn": conflict.refused_turn,
+        "refused_provenance": conflict.refused_provenance.value,
+    }
+
+
+def _prefix(original: tuple[Message, ...], output: list[dict]) -> int:
+    """Leading output messages equal to the input's, by diffing the dicts."""
+    count = 0
+    for before, after in zip(original, output, strict=False):
+        if message_to_dict(before) != after:
+            break
+        count += 1
+    return count
+
+
+def _recall(result) -> dict | None:
+    hit = result.recall
+    if hit is None:
+        return None
+    return {
+        "turn": hit.turn,
+        "role": hit.role,
+        "score": hit.score,
+        "placed": result.emitted.recall_placed,
+    }

@@ -1,0 +1,80 @@
+"""The register: last write wins, reaffirmation, caps, precedence."""
+
+from compiler import compile_messages, load_schema
+from compiler.extract import Observation, Op, Provenance
+from compiler.register import MAX_FACTS, MAX_VALUE_CHARS, register
+from compiler.retire import retire, retirement_violations
+from compiler.classify import Kind
+
+
+def obs(slot, value, turn, provenance=Provenance.INFERRED, op=Op.ASSERT):
+    return Observation(slot, value, turn, provenance, op=op)
+
+
+def test_it_lets_the_last_write_win():
+    reg = register((obs("f", "a.py", 0), obs("f", "b.py", 3)))
+    assert [(e.value, e.superseded_by) for e in reg.history] == [("a.py", 3), ("b.py", None)]
+    assert [e.value for e in reg.active] == ["b.py"]
+
+
+def test_it_treats_a_case_only_repeat_as_a_reaffirmation():
+    reg = register((obs("cabin", "Business", 0), obs("cabin", "business", 2)))
+    assert len(reg.history) == 1
+    assert reg.history[0].supports == (0, 2)
+    assert reg.reaffirmations == 1
+
+
+def test_a_reaffirmation_retires_nothing():
+    reg = register((obs("cabin", "economy", 0), obs("cabin", "economy", 2)))
+    assert retire(reg, (Kind.SPEECH,) * 6) == ()
+
+
+def test_a_retirement_check_fires_when_a_live_fact_would_be_stranded():
+    reg = register((obs("pay", "card", 0), obs("f", "a.py", 0), obs("f", "b.py", 2)))
+    violations = retirement_violations(reg, {0})
+    assert [(v.slot, v.value, v.supports) for v in violations] == [("pay", "card", (0,))]
+    assert retirement_violations(reg, {1}) == []
+
+
+def test_a_turn_still_supporting_a_live_fact_is_not_retired():
+    reg = register((obs("pay", "card", 0), obs("f", "a.py", 0), obs("f", "b.py", 2)))
+    assert retire(reg, (Kind.SPEECH,) * 6) == ()
+
+
+def test_the_last_two_turns_are_never_retired():
+    reg = register((obs("f", "a.py", 3), obs("f", "b.py", 4)))
+    assert retire(reg, (Kind.SPEECH,) * 5) == ()
+
+
+def test_an_inferred_value_never_overwrites_a_declared_one():
+    reg = register((obs("f", "a.py", 0, Provenance.DECLARED), obs("f", "b.py", 2)))
+    assert [e.value for e in reg.active] == ["a.py"]
+    assert [(c.refused_value, c.refused_turn) for c in reg.conflicts] == [("b.py", 2)]
+
+
+def test_a_declaration_equal_to_an_inferred_value_upgrades_its_provenance():
+    reg = register((obs("f", "a.py", 0), obs("f", "a.py", 2, Provenance.DECLARED)))
+    assert [(e.turn, e.provenance) for e in reg.active] == [(0, Provenance.DECLARED)]
+
+
+def test_it_keeps_at_most_64_facts_and_reports_the_rest():
+    many = tuple(obs(f"k{i:03d}", "v", i) for i in range(MAX_FACTS + 6))
+    reg = register(many)
+    assert len(reg.active) == MAX_FACTS
+    assert reg.dropped_over_limit == ("k000", "k001", "k002", "k003", "k004", "k005")
+
+
+def test_the_caps_apply_to_what_the_model_receives():
+    text = " ".join(f"k{i:03d}=v{i}" for i in range(70))
+    long_value = "x" * (MAX_VALUE_CHARS + 100)
+    slots = {f"slot{i:03d}": [rf"\bk{i:03d}=(\w+)"] for i in range(70)}
+    schema = load_schema({**slots, "note": [r"note=(\w+)"]})
+    messages = [{"role": "user", "content": text + f" note={long_value}"},
+                {"role": "assistant", "content": "ok"}]
+    compiled, telemetry = compile_messages(messages, schema=schema)
+    header = compiled[0]["content"]
+    assert header.count("\n  - ") == MAX_FACTS
+    assert len(telemetry["state_keys_dropped_over_limit"]) == 71 - MAX_FACTS
+    assert "note" in telemetry["active_state_slots"]
+    assert "x" * MAX_VALUE_CHARS not in header
+    assert all(len(v) <= MAX_VALUE_CHARS for v in telemetry["active_state_slots"].values())
