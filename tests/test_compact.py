@@ -1,0 +1,482 @@
+"""Tool-payload compaction: real payloads as golden files, behaviours, and properties.
+
+Regenerate the golden files after a deliberate change of output, then read the diff:
+    python tests/test_compact.py --regen
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compiler.compact import HEAD_ROWS, PIECE_CHARS, Compacted, compact, has_safety_signal
+
+FIXTURES = Path(__file__).parent / "fixtures" / "compact"
+TOOL_NAMES = {
+    "airline_search_direct_flight": "search_direct_flight",
+    "airline_search_onestop_flight": "search_onestop_flight",
+    "airline_get_reservation_details": "get_reservation_details",
+    "airline_get_user_details": "get_user_details",
+    "retail_get_product_details": "get_product_details",
+    "retail_get_order_details": "get_order_details",
+    "retail_list_all_product_types": "list_all_product_types",
+}
+GOLDEN_CASES = sorted(
+    path.name.removesuffix(".txt")
+    for path in FIXTURES.glob("*.txt")
+    if not path.name.endswith(".expected.txt")
+)
+
+
+def read(name: str) -> str:
+    """A fixture exactly as stored: some payloads end lines with CRLF."""
+    return (FIXTURES / name).read_bytes().decode("utf-8")
+
+
+def compact_case(case: str) -> Compacted:
+    return compact(read(f"{case}.txt"), tool_name=TOOL_NAMES.get(case))
+
+
+def catalogue(size: int, flagged: tuple[int, ...] = ()) -> str:
+    rows = [{"sku": f"SKU-{i:04d}", "name": f"item {i}", "qty": i % 7} for i in range(size)]
+    for index in flagged:
+        rows[index]["note"] = "PEANUT_ALLERGEN warning"
+    return json.dumps({"store": "north", "items": rows})
+
+
+# ---------------------------------------------------------------------------------------
+# Golden files: real payloads beside the expected output
+
+
+@pytest.mark.parametrize("case", GOLDEN_CASES)
+def test_it_compacts_each_real_payload_as_its_golden_file(case):
+    assert compact_case(case).text == read(f"{case}.expected.txt")
+
+
+def test_it_has_a_golden_file_for_every_shape():
+    shapes = {compact_case(case).shape for case in GOLDEN_CASES}
+    assert shapes == {
+        "json_records",
+        "json_object",
+        "listing",
+        "test_output",
+        "stack_trace",
+        "diff",
+        "long_text",
+        "none",
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# JSON records
+
+
+def test_it_keeps_the_safety_row_of_a_25_item_catalogue():
+    result = compact(catalogue(25, flagged=(14,)))
+    assert "SKU-0014" in result.text
+    assert "PEANUT_ALLERGEN warning" in result.text
+    assert result.safety_rows_kept == 1
+
+
+def test_it_discloses_how_many_rows_it_omitted():
+    result = compact(catalogue(25, flagged=(14,)))
+    assert "[items: 25 rows, showing 4 (first 3 + 1 safety-flagged); 21 omitted" in result.text
+    assert "(truncated=true)" in result.text
+    assert (result.rows_total, result.rows_kept, result.rows_dropped) == (25, 4, 21)
+
+
+def test_it_keeps_every_safety_row_not_only_the_first():
+    result = compact(catalogue(40, flagged=(5, 17, 39)))
+    assert all(f"SKU-{i:04d}" in result.text for i in (0, 1, 2, 5, 17, 39))
+    assert "SKU-0003" not in result.text
+    assert result.safety_rows_kept == 3
+
+
+def test_it_keeps_the_fields_around_the_collection():
+    result = compact(catalogue(25))
+    assert result.text.startswith('{"store":"north"}\n[items: 25 rows')
+
+
+def test_it_writes_uniform_records_as_a_header_and_value_tuples():
+    result = compact(catalogue(25))
+    assert '\ncolumns=["sku","name","qty"]\n["SKU-0000","item 0",0]\n' in result.text
+
+
+def test_it_writes_nested_fields_as_dotted_columns():
+    rows = [{"id": i, "price": {"economy": i, "business": 2 * i}} for i in range(30)]
+    result = compact(json.dumps(rows))
+    expected = 'columns=["id","price.economy","price.business"]\n[0,0,0]\n[1,1,2]\n[2,2,4]'
+    assert expected in result.text
+
+
+def test_it_finds_records_under_any_key():
+    rows = [{"code": f"R{i:03d}", "seat": "12A"} for i in range(30)]
+    payload = json.dumps({"response": {"meta": {"page": 1}, "zz_unusual_name": rows}})
+    result = compact(payload)
+    assert result.shape == "json_records"
+    assert result.text.startswith('{"response":{"meta":{"page":1}}}\n[response.zz_unusual_name: 30')
+
+
+def test_it_picks_the_largest_collection():
+    small = [{"a": i} for i in range(5)]
+    large = [{"flight": f"HAT{i:03d}", "origin": "JFK", "status": "available"} for i in range(20)]
+    result = compact(json.dumps({"small": small, "large": large}))
+    assert "[large: 20 rows" in result.text
+    assert '"small":[{"a":0},{"a":1},{"a":2},{"a":3},{"a":4}]' in result.text
+
+
+def test_it_summarises_a_list_of_lists_of_records():
+    trips = [[{"flight": f"A{i}", "leg": 1}, {"flight": f"B{i}", "leg": 2}] for i in range(10)]
+    result = compact(json.dumps(trips), tool_name="search_onestop_flight")
+    assert result.text.startswith("[search_onestop_flight: 10 rows, showing first 3; 7 omitted")
+    assert '[["A0",1],["B0",2]]' in result.text
+
+
+def test_it_summarises_a_map_of_records_keyed_by_their_id():
+    variants = {f"{i:010d}": {"item_id": f"{i:010d}", "available": True} for i in range(12)}
+    result = compact(json.dumps({"name": "Laptop", "variants": variants}))
+    assert "[variants: 12 rows keyed by item_id, showing first 3; 9 omitted" in result.text
+    assert '["0000000000",true]' in result.text
+
+
+def test_it_labels_a_top_level_list_with_the_tool_name():
+    result = compact(catalogue(25), tool_name="ignored_for_nested")
+    assert "[items: 25 rows" in result.text
+    top = json.dumps([{"sku": i, "name": "x"} for i in range(25)])
+    assert compact(top, tool_name="list_items").text.startswith("[list_items: 25 rows")
+    assert compact(top).text.startswith("[rows: 25 rows")
+
+
+def test_it_leaves_tool_call_arguments_alone():
+    calls = [{"function": {"name": "f", "arguments": "{}"}, "id": f"c{i}"} for i in range(30)]
+    result = compact(json.dumps({"tool_calls": calls, "arguments": calls}))
+    assert result.shape == "json_object"
+    assert result.text.count('"id":"c29"') == 2
+
+
+def test_it_leaves_every_entry_of_a_lookup_map_of_strings():
+    airports = {f"A{i:02d}": f"City number {i}" for i in range(40)}
+    result = compact(json.dumps(airports))
+    assert result.shape == "json_object"
+    assert json.loads(result.text) == airports
+
+
+def test_it_keeps_only_safety_rows_when_asked_for_no_head_rows():
+    result = compact(catalogue(25, flagged=(9,)), head_rows=0)
+    assert "SKU-0009" in result.text
+    assert "SKU-0000" not in result.text
+    assert result.rows_kept == 1
+
+
+def test_it_treats_json_with_a_duplicate_key_as_text():
+    payload = '{"a": 1, "a": 2, "pad": "' + "x" * 500 + '"}'
+    assert compact(payload).shape != "json_object"
+
+
+def test_it_survives_json_nested_too_deep_to_walk():
+    payload = "[" * 100_000 + "]" * 100_000
+    result = compact(payload)
+    assert len(result.text) <= len(payload)
+
+
+def test_it_keeps_a_lone_surrogate_escaped():
+    payload = json.dumps({"note": "\ud800" + "y" * 500, "pad": " " * 50})
+    result = compact(payload)
+    result.text.encode("utf-8")  # would raise on an unescaped lone surrogate
+
+
+# ---------------------------------------------------------------------------------------
+# Text shapes
+
+
+def test_it_shrinks_a_listing_to_70_percent_or_less():
+    result = compact_case("find_stdlib_modules")
+    assert result.shape == "listing"
+    assert result.compacted_chars <= 0.7 * result.original_chars
+
+
+def test_it_keeps_a_safety_named_row_of_a_listing():
+    # ``warnings.py`` matches ``warnings``: one extra row is the cheap side of that choice
+    result = compact_case("find_stdlib_modules")
+    assert "./warnings.py\n" in result.text
+    assert result.safety_rows_kept == 1
+
+
+def test_it_keeps_the_frame_lines_of_a_search_listing():
+    rows = "\n".join(f"/repo/src/module_{i}.py ({i + 1} matches)" for i in range(30))
+    head, end = 'Found 465 matches for "parse" in /repo:', 'End of matches for "parse" in /repo'
+    payload = f"{head}\n{rows}\n{end}"
+    result = compact(payload)
+    assert result.shape == "listing"
+    assert result.text.startswith('Found 465 matches for "parse" in /repo:\n')
+    assert "[… 20 rows omitted (truncated=true) …]" in result.text
+    assert result.text.endswith('End of matches for "parse" in /repo')
+
+
+def test_it_cuts_big_failed_pytest_output_to_20_percent_or_less():
+    result = compact_case("pytest_verbose_failed")
+    assert result.shape == "test_output"
+    assert result.compacted_chars <= 0.2 * result.original_chars
+
+
+def test_it_keeps_every_failure_of_pytest_output():
+    result = compact_case("pytest_verbose_failed")
+    original = read("pytest_verbose_failed.txt")
+    kept = [line for line in original.splitlines() if line.startswith(("FAILED", "E "))]
+    assert kept and all(line in result.text for line in kept)
+    assert "3 failed, 240 passed in" in result.text
+
+
+def test_it_keeps_the_failures_and_verdict_of_unittest_output():
+    result = compact_case("unittest_verbose_failed")
+    for line in ("FAIL: test_total", "ERROR: test_lookup", "KeyError: 'b'", "FAILED (failures=1"):
+        assert line in result.text
+    assert "test_item_30" not in result.text
+
+
+def test_it_keeps_the_first_and_last_two_frames_of_a_stack_trace():
+    result = compact_case("nebius_traceback")
+    assert result.shape == "stack_trace"
+    assert 'lexicon/bin/lexicon", line 33' in result.text
+    assert 'memset.py", line 144' in result.text
+    assert 'requests/models.py", line 1024' in result.text
+    assert "cli.py" not in result.text
+    assert "[… 4 frames omitted (truncated=true) …]" in result.text
+    assert "requests.exceptions.HTTPError: 403" in result.text
+
+
+def test_it_keeps_a_warning_frame_in_the_middle_of_a_stack_trace():
+    frame = '  File "/app/m{0}.py", line {0}, in f{0}\n    f{1}()\n'
+    frames = "".join(frame.format(i, i + 1) for i in range(9))
+    frames = frames.replace("f4()", "warn_user()")
+    result = compact(f"Traceback (most recent call last):\n{frames}ValueError: bad\n")
+    assert "warn_user()" in result.text
+    assert result.text.count("frames omitted") == 2
+
+
+def test_it_falls_back_to_head_and_tail_when_a_shape_gains_nothing():
+    payload = "Traceback (most recent call last):\n" + "  line\n" * 400
+    result = compact(payload)
+    assert result.shape == "long_text"
+    assert result.text.startswith("Traceback (most recent call last):\n  line\n")
+    assert "chars omitted (truncated=true)" in result.text
+
+
+def test_it_keeps_diff_headers_and_changed_lines():
+    result = compact_case("swe_agent_submit_diff")
+    assert result.shape == "diff"
+    assert "@@ -1472,7 +1472,8 @@" in result.text
+    assert "+        # round to nearest int" in result.text
+    assert "diff lines omitted: context lines" in result.text
+
+
+def test_it_keeps_changed_lines_of_a_diff_only_up_to_a_budget():
+    removed = "".join(f"-old line {i}\n" for i in range(300))
+    payload = f"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,300 +0,0 @@\n{removed}"
+    result = compact(payload)
+    assert "-old line 199\n" in result.text
+    assert "-old line 200\n" not in result.text
+    assert "[… 100 of 304 diff lines omitted" in result.text
+
+
+def test_it_cuts_long_text_to_head_and_tail_on_line_boundaries():
+    result = compact_case("swe_agent_pip_install")
+    assert result.shape == "long_text"
+    assert result.text.startswith("Obtaining file:///marshmallow-code__marshmallow\n")
+    assert "Successfully installed marshmallow-3.13.0\n" in result.text
+    assert "chars omitted (truncated=true) …]\nInstalling collected packages" in result.text
+
+
+def test_it_keeps_a_safety_line_from_the_middle_of_long_text():
+    lines = [f"log line {i}: nothing to see here" for i in range(200)]
+    lines[100] = "recall notice: batch 7 of the pasta contains gluten"
+    result = compact("\n".join(lines))
+    assert "\nrecall notice: batch 7 of the pasta contains gluten\n" in result.text
+    assert result.text.count("chars omitted (truncated=true)") == 2
+
+
+def test_it_cuts_a_single_enormous_line():
+    payload = "x" * 20_000 + " expired " + "y" * 20_000
+    result = compact(payload)
+    assert result.shape == "long_text"
+    assert "expired" in result.text
+    assert result.compacted_chars < 3 * PIECE_CHARS + 500
+
+
+def test_it_passes_a_file_view_through_whole():
+    original = read("swe_agent_file_view.txt")
+    result = compact(original)
+    assert result.text == original
+    assert result.changed is False
+
+
+def test_it_keeps_the_swe_agent_footer():
+    result = compact_case("nebius_traceback")
+    assert result.text.endswith("\n(Open file: n/a)\n(Current directory: /lexicon)\nbash-$")
+
+
+def test_it_returns_short_payloads_unchanged():
+    payload = json.dumps([{"a": i} for i in range(10)], indent=1)[:399]
+    result = compact(payload)
+    assert (result.text, result.changed, result.rows_total) == (payload, False, 0)
+
+
+def test_it_never_makes_a_payload_larger():
+    # two records with different fields: no table, and a header would only add
+    payload = json.dumps([{"a": "x" * 300}, {"b": "y" * 300}], separators=(",", ":"))
+    result = compact(payload)
+    assert result.text == payload
+    assert result.changed is False
+
+
+def test_it_reports_consistent_counts():
+    result = compact(catalogue(30, flagged=(20,)))
+    assert result.rows_kept + result.rows_dropped == result.rows_total
+    assert result.compacted_chars == len(result.text)
+    assert result.original_chars == len(catalogue(30, flagged=(20,)))
+
+
+# ---------------------------------------------------------------------------------------
+# Safety signals
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "PEANUT_ALLERGEN",
+        '"date_of_birth": "1990-01-01"',
+        '"dob": "1990-01-01"',
+        "Severe lactose intolerance",
+        "Best before 2025-01-01",
+        "contact jane.doe+x@example.co.uk",
+        "card 4111 1111 1111 1111",
+        "DO NOT re-run the same failed edit command",
+        "product recalled",
+        "Contraindicated with aspirin",
+    ],
+)
+def test_it_recognises_a_safety_signal(text):
+    assert has_safety_signal(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "DeprecationWarning raised in adobe.py",
+        "order 4111111111111112",  # fails the Luhn check: not a card number
+        "created 1700000000004",  # an epoch-millisecond timestamp: passes Luhn, no card network
+        "item_id 8997785118, price 2674.4",
+        "telephoned the unwarned criticality desk",
+    ],
+)
+def test_it_ignores_words_that_only_contain_a_safety_term(text):
+    assert not has_safety_signal(text)
+
+
+# ---------------------------------------------------------------------------------------
+# Properties
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=8) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=60,
+)
+SHAPED_LINES = st.sampled_from(
+    [
+        "Traceback (most recent call last):",
+        '  File "/app/x.py", line 3, in f',
+        "    call()",
+        "ValueError: bad value",
+        "diff --git a/x b/x",
+        "--- a/x",
+        "+++ b/x",
+        "@@ -1,2 +1,2 @@",
+        "+added line",
+        "-removed line",
+        " context line",
+        "tests/test_x.py::test_a PASSED                [ 10%]",
+        "FAILED tests/test_x.py::test_b - assert 0",
+        "==== 1 failed, 2 passed in 0.12s ====",
+        "./src/pkg/module.py",
+        "src/a.py:12:def f():",
+        "[File: /repo/a.py (20 lines total)]",
+        "(Current directory: /repo)",
+        "",
+    ]
+)
+SAFETY_LINES = st.sampled_from(
+    [
+        "WARNING: contains peanuts",
+        "expires 2024-01-01",
+        "contact: jane@example.com",
+        "  severity: critical",
+        "+# do not remove this guard",
+    ]
+)
+PLAIN = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@PLAIN
+@given(st.text(max_size=3000))
+def test_it_never_raises_or_grows_on_any_text(text):
+    result = compact(text)
+    assert len(result.text) <= len(text)
+    assert result.changed == (len(result.text) < len(text))
+    assert result.changed or result.text == text
+    assert compact(text) == result
+
+
+@PLAIN
+@given(JSON_VALUES, st.sampled_from([None, 1, 2]))
+def test_it_never_raises_or_grows_on_any_json(value, indent):
+    text = json.dumps(value, indent=indent)
+    result = compact(text, tool_name="t")
+    assert len(result.text) <= len(text)
+    assert result.rows_kept + result.rows_dropped == result.rows_total
+
+
+@PLAIN
+@given(
+    st.integers(min_value=20, max_value=40),
+    st.data(),
+    st.text(alphabet="bfkmqz_", min_size=1, max_size=12),
+)
+def test_it_always_keeps_the_safety_row_of_a_catalogue(size, data, key):
+    flagged = data.draw(st.integers(min_value=0, max_value=size - 1))
+    cells = st.integers(min_value=-10_000, max_value=10_000)
+    extra = data.draw(st.dictionaries(st.sampled_from("tvxy"), cells, max_size=3))
+    rows = [{"sku": f"SKU-{i:04d}", "qty": i, **extra} for i in range(size)]
+    rows[flagged] = {**rows[flagged], "note": "PEANUT_ALLERGEN warning"}
+    result = compact(json.dumps({key: rows}))
+    assert f'"SKU-{flagged:04d}"' in result.text
+    assert "truncated=true" in result.text
+    assert result.safety_rows_kept == 1
+    assert result.rows_kept == HEAD_ROWS + (flagged >= HEAD_ROWS)
+
+
+@PLAIN
+@given(st.lists(SHAPED_LINES | SAFETY_LINES | st.text(max_size=60), max_size=300))
+def test_it_always_keeps_the_safety_lines_of_text(lines):
+    text = "\n".join(lines)
+    result = compact(text)
+    if text.lstrip()[:1] in ("[", "{"):
+        return  # JSON is re-serialised: its rows are checked by the catalogue property
+    for line in text.split("\n"):
+        if len(line) <= PIECE_CHARS and has_safety_signal(line):
+            assert line in result.text
+
+
+def _regenerate() -> None:
+    for case in GOLDEN_CASES:
+        path = FIXTURES / f"{case}.expected.txt"
+        path.write_bytes(compact_case(case).text.encode("utf-8"))
+        print("wrote", path.name)
+
+
+if __name__ == "__main__" and "--regen" in sys.argv:
+    _regenerate()
