@@ -23,26 +23,30 @@ class Kind(StrEnum):
     TOOL_CALL = "tool_call"
 
 
-# Markers that only tools write. Each is anchored so that a person quoting
-# one word of it in a sentence does not turn their turn into machine output.
-_MACHINE_MARKERS = re.compile(
-    r"""
-      \(Open\ file:\ [^\n]*\)\s*\n\s*\(Current\ directory:      # SWE-agent footer
-    | ^\[File:\ [^\n]+\(\d+\ lines\ total\)\]                   # SWE-agent file view
-    | ^(?:Found\ \d+\ matches|No\ matches\ found|More\ than\ \d+\ files\ matched)\ for
-    | ^Your\ proposed\ edit\ has\ introduced
-    | ^Exit\ code:\ \d+
-    | ^TOOL_OUTPUT\b
-    | ^=+\ test\ session\ starts\ =+
-    | ^(?:PASSED|FAILED|ERROR)\ [\w/.]+::
-    | ^diff\ --git\ a/
-    | ^Usage:\ \S+
-    """,
-    re.MULTILINE | re.VERBOSE,
+# Markers that only tools write, on a payload's first line. Anchoring them there
+# keeps a person who quotes one of them mid-sentence a speaker.
+_START_MARKERS = re.compile(
+    r"""\s*(?:
+      \[File:\ [^\n]+\(\d+\ lines\ total\)\]                     # SWE-agent file view
+    | (?:Found\ \d+\ matches|No\ matches\ found|More\ than\ \d+\ files\ matched)\ for
+    | Your\ proposed\ edit\ has\ introduced
+    | Exit\ code:\ \d+
+    | TOOL_OUTPUT\b
+    | =+\ test\ session\ starts\ =+
+    | (?:PASSED|FAILED|ERROR)\ [\w/.]+::
+    | diff\ --git\ a/
+    | Usage:\ \S+
+    | Traceback\ \(most\ recent\ call\ last\):
+    )""",
+    re.VERBOSE,
 )
-_TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)
+# The shell footer SWE-agent appends to every observation.
+_FOOTER = re.compile(
+    r"\(Open file: [^\n]*\)\s*\n\s*\(Current directory: [^\n]*\)\s*(?:\n\s*bash-\$\s*)?\Z"
+)
+_TAIL_CHARS = 400
 _FENCE = re.compile(r"```")
-_NUMBERED_LINE = re.compile(r"^\s*\d+[:|]", re.MULTILINE)
+_NUMBERED_LINE = re.compile(r"\s*\d+[:|]")
 _TRAILING_COMMAND = re.compile(r"```[^\n]*\n([^\n]*\n){1,3}```\s*\Z")
 
 _MENU_MARKERS = re.compile(
@@ -60,6 +64,10 @@ _PRICE = re.compile(r"\$\s?\d")
 def classify(messages: tuple[Message, ...]) -> tuple[Kind, ...]:
     """One ``Kind`` per message.
 
+    The opening user turn states the task. It is speech even when a harness
+    wrapped it in a tool's footer (SWE-agent appends its shell prompt to the
+    issue text), unless it starts like tool output.
+
     Example:
         >>> from compiler.messages import Message
         >>> classify((Message("user", "open main.py please"),
@@ -68,8 +76,16 @@ def classify(messages: tuple[Message, ...]) -> tuple[Kind, ...]:
     """
     kinds = []
     previous: Message | None = None
+    task_seen = False
     for message in messages:
-        kinds.append(_kind(message, previous))
+        kind = _kind(message, previous)
+        if message.role == "user" and not task_seen:
+            task_seen = True
+            if kind is Kind.MACHINE and not _starts_like_output(message.text):
+                kind = Kind.SPEECH
+        if message.role == "assistant":
+            task_seen = True
+        kinds.append(kind)
         previous = message
     return tuple(kinds)
 
@@ -99,15 +115,27 @@ def looks_like_machine_output(text: str) -> bool:
     stripped = text.strip()
     if not stripped:
         return False
-    if stripped[0] in "[{" and _is_json(stripped):
+    if _starts_like_output(stripped) or _FOOTER.search(stripped[-_TAIL_CHARS:]):
         return True
-    if _MACHINE_MARKERS.search(text):
+    at = text.find("Traceback (most recent call last):")
+    if at >= 0 and not _inside_fence(text, at):
         return True
-    trace = _TRACEBACK.search(text)
-    if trace and not _inside_fence(text, trace.start()):
+    return _mostly_numbered(stripped)
+
+
+def _starts_like_output(stripped: str) -> bool:
+    stripped = stripped.lstrip()
+    if stripped[:1] in ("[", "{") and _is_json(stripped):
         return True
-    lines = stripped.count("\n") + 1
-    return lines >= 8 and len(_NUMBERED_LINE.findall(text)) * 2 >= lines
+    return bool(_START_MARKERS.match(stripped))
+
+
+def _mostly_numbered(stripped: str) -> bool:
+    """A source listing: most of its first 20 lines start with a line number."""
+    lines = stripped.split("\n", 20)[:20]
+    if len(lines) < 8:
+        return False
+    return sum(1 for line in lines if _NUMBERED_LINE.match(line)) * 2 >= len(lines)
 
 
 def looks_like_option_menu(text: str) -> bool:
@@ -124,16 +152,17 @@ def looks_like_option_menu(text: str) -> bool:
     priced_items = sum(
         1 for line in text.splitlines() if _ENUMERATED.match(line) and _PRICE.search(line)
     )
-    if priced_items >= 2 and _OFFER_WORDS.search(text):
-        return True
-    return False
+    return priced_items >= 2 and _OFFER_WORDS.search(text) is not None
 
 
 def _answers_a_command(previous: Message | None) -> bool:
     """A user turn right after an agent ran a one-line fenced command is its output."""
     if previous is None or previous.role != "assistant":
         return False
-    return bool(_TRAILING_COMMAND.search(previous.text.rstrip()))
+    tail = previous.text.rstrip()
+    if not tail.endswith("```"):
+        return False
+    return bool(_TRAILING_COMMAND.search(tail[-_TAIL_CHARS:]))
 
 
 def _is_json(text: str) -> bool:

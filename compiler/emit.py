@@ -55,7 +55,8 @@ def strip_compiled(messages: tuple[Message, ...]) -> tuple[tuple[Message, ...], 
     """Remove blocks an earlier compile wrote; return messages and how many were touched.
 
     Example:
-        >>> m = Message("system", '[ACTIVE_AGENT_STATE]\\n  - a = "1" (turn 0 [inferred])\\n\\nBe kind.')
+        >>> header = '[ACTIVE_AGENT_STATE]\\n  - a = "1" (turn 0 [inferred])'
+        >>> m = Message("system", header + "\\n\\nBe kind.")
         >>> strip_compiled((m,))[0][0].content
         'Be kind.'
     """

@@ -23,6 +23,7 @@ from compiler.recall import recall
 from compiler.register import Register, register
 from compiler.retire import Retired, retire, retirement_violations
 from compiler.schema import Schema, load_schema
+from compiler.stale import elide, stale_reads
 from compiler.telemetry import telemetry
 from compiler.tokens import resolve_counter
 
@@ -62,8 +63,16 @@ def compile_messages(
     """
     started = time.perf_counter()
     parsed = read_message_list(messages)
-    return _finish(parsed.messages, parsed.warnings, started, schema, mode, invariants,
-                   recall_query, token_counter)
+    return _finish(
+        parsed.messages,
+        parsed.warnings,
+        started,
+        schema,
+        mode,
+        invariants,
+        recall_query,
+        token_counter,
+    )
 
 
 def compile_transcript(text: str, **options) -> tuple[list[dict], dict, list[str]]:
@@ -97,15 +106,25 @@ def _named(options: dict) -> dict:
     }
 
 
-def _finish(messages, warnings, started, schema=None, mode="compact", invariants=(),
-            recall_query=None, token_counter=None):
+def _finish(
+    messages,
+    warnings,
+    started,
+    schema=None,
+    mode="compact",
+    invariants=(),
+    recall_query=None,
+    token_counter=None,
+):
     counter = resolve_counter(token_counter)
-    result = run(messages, schema=schema, mode=mode, invariants=invariants,
-                 recall_query=recall_query)
+    result = run(
+        messages, schema=schema, mode=mode, invariants=invariants, recall_query=recall_query
+    )
     out = [message_to_dict(m) for m in result.emitted.messages]
     elapsed_ms = (time.perf_counter() - started) * 1000
-    tel = telemetry(result, mode=mode, counter=counter, elapsed_ms=elapsed_ms,
-                    warnings=warnings, output=out)
+    tel = telemetry(
+        result, mode=mode, counter=counter, elapsed_ms=elapsed_ms, warnings=warnings, output=out
+    )
     return out, tel
 
 
@@ -129,19 +148,34 @@ def run(
     gone = frozenset(r.turn for r in retired)
     compacted = _compact(clean, kinds, gone) if mode == "compact" else {}
     hit = recall(recall_query, clean, tuple(sorted(gone)))
-    emitted = emit(clean, register=reg, retired=gone,
-                   compacted={i: c.text for i, c in compacted.items()},
-                   mode=mode, invariants=rules, recall=hit)
-    return Compilation(tuple(messages), clean, kinds, reg, retired, compacted, emitted, stripped, hit)
+    emitted = emit(
+        clean,
+        register=reg,
+        retired=gone,
+        compacted={i: c.text for i, c in compacted.items()},
+        mode=mode,
+        invariants=rules,
+        recall=hit,
+    )
+    return Compilation(
+        tuple(messages), clean, kinds, reg, retired, compacted, emitted, stripped, hit
+    )
 
 
 def _compact(messages, kinds, gone) -> dict[int, Compacted]:
+    """Stale reads become a notice; every other payload is compacted by its shape."""
+    replaced = stale_reads(messages, kinds)
     done = {}
     for index, (message, kind) in enumerate(zip(messages, kinds, strict=True)):
-        if kind is Kind.MACHINE and index not in gone and message.content:
+        if kind is not Kind.MACHINE or index in gone or not message.content:
+            continue
+        if index in replaced:
+            key, later = replaced[index]
+            result = elide(message.content, replaced_by=later, key=key)
+        else:
             result = compact(message.content, tool_name=message.name)
-            if result.changed:
-                done[index] = result
+        if result.changed:
+            done[index] = result
     return done
 
 

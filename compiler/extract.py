@@ -14,6 +14,7 @@ from enum import StrEnum
 
 from compiler.classify import Kind
 from compiler.messages import Message
+from compiler.prefilter import admits, anchored_finditer, fold
 from compiler.schema import Schema, Slot
 
 
@@ -83,19 +84,24 @@ def extract_turn(text: str, turn: int, schema: Schema) -> list[Observation]:
     """Every slot's first non-negated match in one turn's text."""
     if not text:
         return []
+    folded = fold(text)
     observations = []
     for slot in schema.slots:
-        hit = _first_match(text, slot)
+        hit = _first_match(text, folded, slot)
         if hit is not None:
             value, start, end = hit
-            observations.append(Observation(slot.name, value, turn, Provenance.INFERRED, start, end))
+            observations.append(
+                Observation(slot.name, value, turn, Provenance.INFERRED, start, end)
+            )
     return observations
 
 
-def _first_match(text: str, slot: Slot) -> tuple[str, int, int] | None:
+def _first_match(text: str, folded: str, slot: Slot) -> tuple[str, int, int] | None:
     best: tuple[str, int, int] | None = None
-    for pattern in slot.patterns:
-        for match in pattern.finditer(text):
+    for pattern, need, lead in zip(slot.patterns, slot.needs, slot.leads, strict=True):
+        if not admits(need, folded):
+            continue
+        for match in anchored_finditer(pattern, text, folded, lead):
             if best is not None and match.start() >= best[1]:
                 break
             group = match.lastindex or 1

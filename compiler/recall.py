@@ -16,9 +16,9 @@ from compiler.messages import Message
 MIN_SCORE = 0.2
 _WORD = re.compile(r"[a-z0-9]+(?:[_./-][a-z0-9]+)*")
 _STOP = frozenset(
-    "a an and are as at be but by did do does for from had has have i in is it its me my "
-    "of on or our so that the this to was we were what when where which who will with you "
-    "your about again can could should would please".split()
+    """a an and are as at be but by did do does for from had has have i in is it its me my
+    of on or our so that the this to was we were what when where which who will with you
+    your about again can could should would please""".split()
 )
 
 

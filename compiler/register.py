@@ -128,9 +128,7 @@ class RegisterFold:
             self._refuse_or_conflict(current, obs, "immutable_write_blocked", "immutable slot")
             return True
         if PROVENANCE_RANK[obs.provenance] < PROVENANCE_RANK[current.provenance] and not same:
-            self.conflicts.append(
-                Conflict(obs.slot, current, obs.value, obs.turn, obs.provenance)
-            )
+            self.conflicts.append(Conflict(obs.slot, current, obs.value, obs.turn, obs.provenance))
             return True
         return False
 
@@ -143,9 +141,13 @@ class RegisterFold:
     def _reaffirm(self, current: Entry, obs: Observation) -> None:
         index = self.live[obs.slot]
         stronger = PROVENANCE_RANK[obs.provenance] > PROVENANCE_RANK[current.provenance]
-        supports = current.supports if obs.turn in current.supports else (
-            *current.supports,
-            obs.turn,
+        supports = (
+            current.supports
+            if obs.turn in current.supports
+            else (
+                *current.supports,
+                obs.turn,
+            )
         )
         self.entries[index] = Entry(
             slot=current.slot,

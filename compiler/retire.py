@@ -61,8 +61,12 @@ def retire(register: Register, kinds: tuple[Kind, ...]) -> tuple[Retired, ...]:
         if any(entry.live for entry in entries):
             continue
         superseded = tuple(
-            sorted({(e.slot, e.superseded_by if e.superseded_by is not None else e.revoked_at)
-                    for e in entries})
+            sorted(
+                {
+                    (e.slot, e.superseded_by if e.superseded_by is not None else e.revoked_at)
+                    for e in entries
+                }
+            )
         )
         retired.append(Retired(turn, superseded))
     return tuple(retired)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler.errors import SchemaError
+from compiler.prefilter import leading_literals, required_literals
 
 SCHEMA_DIR = Path(__file__).with_name("schemas")
 PATTERN_FLAGS = re.IGNORECASE
@@ -46,6 +47,16 @@ class Slot:
     patterns: tuple[re.Pattern, ...]
     contract: str | None = None
     actions: tuple[ActionMap, ...] = ()
+    needs: tuple = field(default=(), compare=False)
+    leads: tuple = field(default=(), compare=False)
+
+    def __post_init__(self):
+        # Derived once per schema: what a turn must contain for each pattern to
+        # match at all, and the literals every match of it starts with.
+        if len(self.needs) != len(self.patterns):
+            object.__setattr__(self, "needs", tuple(required_literals(p) for p in self.patterns))
+        if len(self.leads) != len(self.patterns):
+            object.__setattr__(self, "leads", tuple(leading_literals(p) for p in self.patterns))
 
 
 @dataclass(frozen=True)
@@ -172,7 +183,9 @@ def _action(slot: str, spec: Any) -> ActionMap:
         isinstance(spec.get(k), str) for k in ("tool", "argument")
     ):
         raise SchemaError(f"slot {slot!r}: an action needs 'tool' and 'argument' strings")
-    return ActionMap(tool=spec["tool"], argument=spec["argument"], commits=spec.get("commits", True))
+    return ActionMap(
+        tool=spec["tool"], argument=spec["argument"], commits=spec.get("commits", True)
+    )
 
 
 def _digest(slots: tuple[Slot, ...], immutable: Any) -> str:

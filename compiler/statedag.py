@@ -47,8 +47,10 @@ class StateDAG:
             slots[slots.index(old)] = Slot(slot, old.patterns + compiled, old.contract, old.actions)
         else:
             slots.append(Slot(slot, compiled))
-        data = {s.name: {"patterns": [p.pattern for p in s.patterns], "contract": s.contract}
-                for s in slots}
+        data = {
+            s.name: {"patterns": [p.pattern for p in s.patterns], "contract": s.contract}
+            for s in slots
+        }
         self._schema = load_schema({"name": self._schema.name, "slots": data})
 
     def observe(self, turn: int, text: str) -> list[Observation]:

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 from compiler.messages import Message, message_to_dict
 from compiler.retire import retirement_violations
+from compiler.tokens import CharEstimator
 
 
 def message_tokens(counter, message: Message | dict) -> int:
     """Tokens of one message: its text and any tool-call names and arguments, at least 1."""
+    parts = _parts(message)
+    if isinstance(counter, CharEstimator):  # same figure, without joining the text
+        size = sum(len(p) for p in parts if p) + max(0, sum(1 for p in parts if p) - 1)
+        return max(1, size // 4)
+    return max(1, counter.count("\n".join(p for p in parts if p)))
+
+
+def _parts(message: Message | dict) -> list[str]:
     if isinstance(message, dict):
         text = message.get("content") if isinstance(message.get("content"), str) else ""
         calls = message.get("tool_calls") if isinstance(message.get("tool_calls"), list) else []
@@ -20,7 +29,7 @@ def message_tokens(counter, message: Message | dict) -> int:
         parts = [message.text]
         for call in message.tool_calls:
             parts.extend((call.name, call.arguments))
-    return max(1, counter.count("\n".join(p for p in parts if p)))
+    return parts
 
 
 def telemetry(result, *, mode: str, counter, elapsed_ms: float, warnings, output: list[dict]):
@@ -30,6 +39,7 @@ def telemetry(result, *, mode: str, counter, elapsed_ms: float, warnings, output
     compiled = sum(message_tokens(counter, m) for m in output)
     saved = max(0, raw - compiled)
     retired = [r.turn for r in result.retired]
+    preserved = _prefix(result.original, output)
     return {
         "mode": mode,
         "active_state_slots": {e.slot: reg.shown_value(e) for e in reg.active},
@@ -49,11 +59,10 @@ def telemetry(result, *, mode: str, counter, elapsed_ms: float, warnings, output
         "compacted_payloads": [_payload(i, c) for i, c in sorted(result.compacted.items())],
         "state_keys_dropped_over_limit": list(reg.dropped_over_limit),
         "state_values_truncated": list(reg.truncated_values),
-        "kv_cache_prefix_messages_preserved": _prefix(result.original, output),
-        "kv_cache_prefix_intact": _prefix(result.original, output) == len(result.original),
+        "kv_cache_prefix_messages_preserved": preserved,
+        "kv_cache_prefix_intact": preserved == len(result.original),
         "retirement_violations": [
-            v.__dict__ | {"supports": list(v.supports)}
-            for v in retirement_violations(reg, retired)
+            v.__dict__ | {"supports": list(v.supports)} for v in retirement_violations(reg, retired)
         ],
         "conflicts": [_conflict(c) for c in reg.conflicts],
         "rejected_writes": [r.__dict__.copy() for r in reg.refusals],

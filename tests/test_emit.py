@@ -130,11 +130,23 @@ def test_an_unknown_mode_is_refused():
 def test_tool_call_ids_survive_compilation():
     messages = [
         {"role": "user", "content": "look it up"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "call_1", "type": "function",
-             "function": {"name": "get_order", "arguments": "{\"id\": 1}"}}]},
-        {"role": "tool", "tool_call_id": "call_1", "name": "get_order",
-         "content": json.dumps({"items": [{"n": i, "name": f"item {i}"} for i in range(40)]})},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_order", "arguments": '{"id": 1}'},
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "call_1",
+            "name": "get_order",
+            "content": json.dumps({"items": [{"n": i, "name": f"item {i}"} for i in range(40)]}),
+        },
         {"role": "assistant", "content": "Found it."},
     ]
     compiled, telemetry = compile_messages(messages, schema=LOG)

@@ -1,5 +1,6 @@
 """Properties of every compile: no crash, same bytes, no lost turn, no orphan, no socket."""
 
+import contextlib
 import json
 
 from hypothesis import HealthCheck, given, settings
@@ -21,24 +22,30 @@ SPEECH = st.sampled_from(
         "Pay with my credit card.",
         "Actually use my paypal account.",
         "ok",
-        "Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: no",
-        json.dumps({"items": [{"id": i, "note": "allergen warning" if i == 7 else ""}
-                              for i in range(20)]}),
+        'Traceback (most recent call last):\n  File "x.py", line 1\nValueError: no',
+        json.dumps(
+            {"items": [{"id": i, "note": "allergen warning" if i == 7 else ""} for i in range(20)]}
+        ),
     ]
 )
 CONTENT = st.one_of(SPEECH, st.text(max_size=300), st.none())
 MESSAGE = st.fixed_dictionaries({"role": ROLES, "content": CONTENT})
 JSONISH = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=20,
 )
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @FAST
-@given(st.lists(MESSAGE, max_size=25), st.sampled_from(SCHEMAS),
-       st.sampled_from(["compact", "cache_friendly"]))
+@given(
+    st.lists(MESSAGE, max_size=25),
+    st.sampled_from(SCHEMAS),
+    st.sampled_from(["compact", "cache_friendly"]),
+)
 def test_every_turn_is_accounted_for_and_no_fact_is_orphaned(messages, schema, mode):
     parsed = read_message_list(messages)
     result = run(parsed.messages, schema=schema and load_schema(schema), mode=mode)
@@ -67,10 +74,8 @@ def test_arbitrary_text_never_crashes_the_compiler(text, schema):
 @FAST
 @given(JSONISH, st.sampled_from(SCHEMAS))
 def test_arbitrary_json_never_crashes_the_compiler(value, schema):
-    try:
+    with contextlib.suppress(TranscriptError):
         compile_transcript(json.dumps(value), schema=schema)
-    except TranscriptError:
-        pass
     compile_messages(value if isinstance(value, list) else [value], schema=schema)
 
 

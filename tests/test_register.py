@@ -1,10 +1,10 @@
 """The register: last write wins, reaffirmation, caps, precedence."""
 
 from compiler import compile_messages, load_schema
+from compiler.classify import Kind
 from compiler.extract import Observation, Op, Provenance
 from compiler.register import MAX_FACTS, MAX_VALUE_CHARS, register
 from compiler.retire import retire, retirement_violations
-from compiler.classify import Kind
 
 
 def obs(slot, value, turn, provenance=Provenance.INFERRED, op=Op.ASSERT):
@@ -69,8 +69,10 @@ def test_the_caps_apply_to_what_the_model_receives():
     long_value = "x" * (MAX_VALUE_CHARS + 100)
     slots = {f"slot{i:03d}": [rf"\bk{i:03d}=(\w+)"] for i in range(70)}
     schema = load_schema({**slots, "note": [r"note=(\w+)"]})
-    messages = [{"role": "user", "content": text + f" note={long_value}"},
-                {"role": "assistant", "content": "ok"}]
+    messages = [
+        {"role": "user", "content": text + f" note={long_value}"},
+        {"role": "assistant", "content": "ok"},
+    ]
     compiled, telemetry = compile_messages(messages, schema=schema)
     header = compiled[0]["content"]
     assert header.count("\n  - ") == MAX_FACTS

@@ -11,7 +11,10 @@ LOGISTICS = [
         "Pay with my credit card.",
     },
     {"role": "assistant", "content": "Confirmed: 402 Oak Street, Apt 5, on the credit card."},
-    {"role": "user", "content": "Actually reroute to 900 Pine Avenue, Suite 12, Chicago, IL 60601."},
+    {
+        "role": "user",
+        "content": "Actually reroute to 900 Pine Avenue, Suite 12, Chicago, IL 60601.",
+    },
     {"role": "assistant", "content": "Rerouted to 900 Pine Avenue, Suite 12."},
     {"role": "user", "content": "Thanks."},
 ]
@@ -68,7 +71,12 @@ def test_an_adjacent_correction_retires_nothing_but_the_register_is_current():
 
 
 def test_a_correction_one_turn_later_retires_the_wrong_claim():
-    messages = [*HISTORY, asst("editing `wrong.py`."), user("ok"), asst("actually editing `right.py`.")]
+    messages = [
+        *HISTORY,
+        asst("editing `wrong.py`."),
+        user("ok"),
+        asst("actually editing `right.py`."),
+    ]
     compiled, telemetry = _compile(messages, "coding")
     assert telemetry["retired_turn_indices"] == [2]
     assert not any("wrong.py" in (m["content"] or "") for m in compiled)

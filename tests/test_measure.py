@@ -1,0 +1,114 @@
+"""The benchmark command runs on a small tau-bench fixture and prints every row.
+
+Register values are not asserted: the schemas are refitted often and the gold
+figures move with them. What must hold is the shape of the report, the counts
+that depend only on the corpus, and determinism apart from timing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "tests" / "bench" / "measure.py"
+FIXTURE = ROOT / "tests" / "fixtures" / "formats" / "tau-airline-two-records.json"
+ROWS = (
+    "token reduction",
+    "first user turn kept verbatim (of N=2 with one)",
+    "system prompt kept verbatim (of N=2 with one)",
+    "facts (live in final registers",
+    "supersessions (values replaced",
+    "retirements (turns retired",
+    "payloads compacted",
+    "retirement violations",
+    "contexts that grew (of N=2)",
+    "compile ms p50 (N=2)",
+    "compile ms p95 (N=2)",
+    "throughput MB/s",
+    "gold: FINAL register vs info.task.actions, 2 transcripts",
+    "total (N=7)",
+)
+TIMING_KEYS = ("timing", "compile_ms", "comparison")
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("measure_under_test", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while being built
+    spec.loader.exec_module(module)
+    return module
+
+
+measure = _load()
+
+
+def _report(*extra: str) -> dict:
+    return measure.measure(FIXTURE, "travel", 1, None, "--peer" in extra)
+
+
+def _without_timing(value):
+    if isinstance(value, dict):
+        return {k: _without_timing(v) for k, v in value.items() if k not in TIMING_KEYS}
+    if isinstance(value, list):
+        return [_without_timing(v) for v in value]
+    return value
+
+
+def test_it_prints_every_row_for_a_tau_bench_fixture():
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), str(FIXTURE), "--schema", "travel", "--repeats", "1",
+         "--no-peer"],
+        capture_output=True, text=True, check=True, cwd=ROOT / "tests",
+    )  # fmt: skip
+    assert "transcripts 2   turns 24" in done.stdout
+    missing = [row for row in ROWS if row not in done.stdout]
+    assert missing == []
+
+
+def test_it_counts_the_corpus_and_the_gold_pairs():
+    report = _report()
+    counted = {k: report[k] for k in ("transcripts", "turns", "raw_tokens")}
+    assert counted == {"transcripts": 2, "turns": 24, "raw_tokens": 4297}
+    assert report["gold"]["slots_with_gold"] == 7
+    assert sum(report["gold"]["ours"]["total"].values()) == 7
+
+
+def test_it_is_deterministic_apart_from_timing():
+    assert _without_timing(_report()) == _without_timing(_report())
+
+
+def test_it_emits_json_with_a_limit(capsys):
+    measure.main([str(FIXTURE), "--schema", "travel", "--repeats", "1", "--limit", "1",
+                  "--json", "--no-peer"])  # fmt: skip
+    report = json.loads(capsys.readouterr().out)
+    assert (report["transcripts"], report["peer"]["available"]) == (1, False)
+
+
+def test_it_normalises_dates_cabins_and_case():
+    pairs = [
+        ("flight_date", "May 20", "2024-05-20"),
+        ("flight_date", "May 20, 2024", "2024-05-20"),
+        ("cabin_class", "Basic Economy", "basic_economy"),
+        ("flight_number", "hat136", "HAT136"),
+    ]
+    verdicts = [measure.verdict(slot, value, frozenset({gold})) for slot, value, gold in pairs]
+    assert verdicts == ["match"] * 4
+
+
+def test_it_measures_the_peer_beside_ours():
+    pytest.importorskip("contextgc")
+    report = _report("--peer")
+    assert report["peer"]["version"] == "0.4.6"
+    assert set(report["figures"]) == {"ours", "peer"}
+    assert set(report["comparison"]["targets"]) == {
+        "throughput_3x",
+        "token_reduction_at_least_peer",
+        "gold_matches_at_least_peer",
+        "gold_fewer_mismatches",
+    }
