@@ -31,6 +31,7 @@ _BLOCK = re.compile(
     r"^\[(?:ACTIVE_AGENT_STATE|STATE_REGISTER|DECLARED_INVARIANTS)\]\n(?:  - [^\n]*(?:\n|\Z))*\n?",
     re.MULTILINE,
 )
+_INSTRUCTION = re.compile(r"\[STATE_PROTOCOL\].*?\[/STATE_PROTOCOL\]\n*", re.DOTALL)
 _RECALL_TAIL = re.compile(r"\n*\[RETIRED_TURN_RECALL turn=\d+ role=\w+\]: .*\Z", re.DOTALL)
 
 
@@ -65,6 +66,8 @@ def strip_compiled(messages: tuple[Message, ...]) -> tuple[tuple[Message, ...], 
         text = message.content
         if text and message.role == "system" and "_" in text and "]\n  - " in text:
             text = _BLOCK.sub("", text)
+        if text and message.role == "system" and "[STATE_PROTOCOL]" in text:
+            text = _INSTRUCTION.sub("", text)
         if text and message.role == "user" and RECALL_MARKER in text:
             text = _RECALL_TAIL.sub("", text)
         if text != message.content:
@@ -113,12 +116,18 @@ def emit(
     mode: str,
     invariants: tuple[str, ...] = (),
     recall: Recall | None = None,
+    instruction: str = "",
 ) -> Emitted:
-    """Lay the compiled messages out for ``mode``."""
+    """Lay the compiled messages out for ``mode``.
+
+    ``instruction`` (the taught write protocol) goes into the first system
+    message in ``compact`` mode, and at the tail in ``cache_friendly`` mode so
+    the cached prefix stays untouched.
+    """
     lines = state_lines(register)
     rules = invariant_lines(invariants)
     if mode == "cache_friendly":
-        return _cache_friendly(messages, lines, rules)
+        return _cache_friendly(messages, lines, rules, instruction)
     kept = [
         (i, with_content(m, compacted[i]) if i in compacted else m)
         for i, m in enumerate(messages)
@@ -129,9 +138,11 @@ def emit(
         index, last = kept[-1]
         kept[-1] = (index, with_content(last, last.text + "\n\n" + _recall_text(recall)))
         placed = True
-    header = "\n\n".join(
-        b for b in (render_block(STATE_MARKER, lines), render_block(INVARIANTS_MARKER, rules)) if b
+    state, invariants_block = (
+        render_block(STATE_MARKER, lines),
+        render_block(INVARIANTS_MARKER, rules),
     )
+    header = "\n\n".join(b for b in (state, invariants_block, instruction) if b)
     if header and kept and kept[0][1].role == "system":
         index, first = kept[0]
         body = first.text
@@ -141,8 +152,9 @@ def emit(
     return Emitted(tuple(m for _, m in kept), tuple(i for i, _ in kept), placed)
 
 
-def _cache_friendly(messages, lines, rules) -> Emitted:
+def _cache_friendly(messages, lines, rules, instruction) -> Emitted:
     blocks = [render_block(REGISTER_MARKER, lines), render_block(INVARIANTS_MARKER, rules)]
+    blocks.append(instruction)
     tail = "\n\n".join(b for b in blocks if b)
     out = list(messages)
     origins: list[int | None] = list(range(len(messages)))

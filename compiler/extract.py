@@ -8,6 +8,7 @@ rules are, not what the conversation settled on.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from enum import StrEnum
@@ -60,8 +61,16 @@ _TRAILING = ".,;:!?)]}\"'`*"
 _LEADING = "\"'`(*"
 
 
-def extract(messages: tuple[Message, ...], kinds: tuple[Kind, ...], schema: Schema | None):
+def extract(
+    messages: tuple[Message, ...],
+    kinds: tuple[Kind, ...],
+    schema: Schema | None,
+    skip: dict[int, frozenset[str]] | None = None,
+):
     """Observations the schema's patterns find in speech, in turn order.
+
+    ``skip`` names, per turn, slots the agent declared in that turn: the
+    declaration speaks for them, so the text beside it is not read for them.
 
     Example:
         >>> from compiler.schema import load_schema
@@ -73,11 +82,76 @@ def extract(messages: tuple[Message, ...], kinds: tuple[Kind, ...], schema: Sche
     if schema is None or not schema.slots:
         return ()
     found: list[Observation] = []
+    acting = schema.actions_by_tool
     for turn, (message, kind) in enumerate(zip(messages, kinds, strict=True)):
-        if kind is not Kind.SPEECH or message.role not in SPEAKING_ROLES:
-            continue
-        found.extend(extract_turn(message.text, turn, schema))
+        if kind is Kind.SPEECH and message.role in SPEAKING_ROLES:
+            declared = skip.get(turn, ()) if skip else ()
+            found.extend(
+                o for o in extract_turn(message.text, turn, schema) if o.slot not in declared
+            )
+        if acting and message.role == "assistant" and message.tool_calls:
+            found.extend(extract_actions(message.tool_calls, turn, acting))
     return tuple(found)
+
+
+def extract_actions(calls, turn: int, acting: dict) -> list[Observation]:
+    """The action path: arguments of the tool calls the agent made, mapped to slots.
+
+    Only calls whose mapping commits state count; a lookup says what the agent
+    looked at, not what it settled on.
+
+    Example:
+        >>> from compiler.messages import ToolCall
+        >>> from compiler.schema import ActionMap
+        >>> acting = {"book": (("cabin_class", ActionMap("book", "cabin")),)}
+        >>> [(o.slot, o.value, o.provenance.value) for o in
+        ...  extract_actions((ToolCall("book", '{"cabin": "business"}'),), 3, acting)]
+        [('cabin_class', 'business', 'acted')]
+    """
+    found = []
+    for call in calls:
+        mappings = acting.get(call.name)
+        if not mappings:
+            continue
+        arguments = _arguments(call.arguments)
+        for slot, mapping in mappings:
+            if not mapping.commits:
+                continue
+            value = argument_at(arguments, mapping.argument)
+            value = clean_value(value) if value is not None else ""
+            if value:
+                found.append(Observation(slot, value, turn, Provenance.ACTED))
+    return found
+
+
+def _arguments(raw: str):
+    try:
+        return json.loads(raw) if raw else None
+    except (ValueError, RecursionError):
+        return None
+
+
+def argument_at(arguments, path: str) -> str | None:
+    """The scalar at a dotted path (``flights.0.flight_number``), as text.
+
+    Example:
+        >>> argument_at({"flights": [{"n": "HAT1"}, {"n": "HAT2"}]}, "flights.-1.n")
+        'HAT2'
+    """
+    node = arguments
+    for step in path.split("."):
+        if isinstance(node, dict):
+            node = node.get(step)
+        elif isinstance(node, list) and re.fullmatch(r"-?\d+", step):
+            index = int(step)
+            node = node[index] if -len(node) <= index < len(node) else None
+        else:
+            return None
+    if isinstance(node, str):
+        return node
+    if isinstance(node, bool | int | float):
+        return json.dumps(node)
+    return None
 
 
 def extract_turn(text: str, turn: int, schema: Schema) -> list[Observation]:

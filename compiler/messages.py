@@ -114,6 +114,28 @@ def _flatten_content(content: Any) -> str:
     return json.dumps(content, sort_keys=True)
 
 
+# Roles the chat-completions API itself accepts, and what each is read as: a
+# dict that said "developer" or "function" goes back out saying so.
+_API_ROLES = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "assistant",
+    "tool": "tool",
+    "function": "tool",
+}
+
+
+def _same_content(original: Any, content: str | None) -> bool:
+    """Whether ``content`` is what was read from ``original`` (multi-part kept as is)."""
+    if isinstance(original, str) or original is None:
+        return original == content
+    try:
+        return _flatten_content(original) == content
+    except (TypeError, ValueError):
+        return False
+
+
 def message_to_dict(message: Message) -> dict:
     """The message as a dict; one read from a dict keeps its keys and order.
 
@@ -123,8 +145,11 @@ def message_to_dict(message: Message) -> dict:
     """
     if message.source:
         out = dict(message.source)
-        out["role"] = message.role
-        if "content" in out or message.content is not None:
+        role = out.get("role")
+        if not isinstance(role, str) or _API_ROLES.get(role) != message.role:
+            out["role"] = message.role
+        touched = "content" in out or message.content is not None
+        if touched and not _same_content(out.get("content"), message.content):
             out["content"] = message.content
         return out
     out: dict[str, Any] = {"role": message.role, "content": message.content}

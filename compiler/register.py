@@ -59,6 +59,7 @@ class Refusal:
     kind: str
     reason: str
     value: str | None = None
+    dropped: bool | None = None
 
 
 @dataclass(frozen=True)

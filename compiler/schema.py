@@ -22,6 +22,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,15 @@ class Schema:
     comment: str = ""
     measurement: dict = field(default_factory=dict, compare=False, hash=False)
     digest: str = ""
+
+    @cached_property
+    def actions_by_tool(self) -> dict[str, tuple[tuple[str, ActionMap], ...]]:
+        """Tool name → (slot, mapping) pairs of the action path."""
+        by_tool: dict[str, list[tuple[str, ActionMap]]] = {}
+        for slot in self.slots:
+            for action in slot.actions:
+                by_tool.setdefault(action.tool, []).append((slot.name, action))
+        return {tool: tuple(pairs) for tool, pairs in by_tool.items()}
 
     @property
     def slot_names(self) -> tuple[str, ...]:
@@ -162,6 +172,11 @@ def _slot(name: str, spec: Any) -> Slot:
     contract = spec.get("contract")
     if contract is not None and not isinstance(contract, str):
         raise SchemaError(f"slot {name!r}: contract must be a string")
+    if contract is not None:
+        try:
+            re.compile(contract, PATTERN_FLAGS)
+        except re.error as exc:
+            raise SchemaError(f"slot {name!r}: contract does not compile: {exc}") from exc
     actions = tuple(_action(name, a) for a in spec.get("actions", []))
     return Slot(name=name, patterns=patterns, contract=contract, actions=actions)
 

@@ -32,9 +32,10 @@ def _parts(message: Message | dict) -> list[str]:
     return parts
 
 
-def telemetry(result, *, mode: str, counter, elapsed_ms: float, warnings, output: list[dict]):
+def telemetry(result, *, counter, elapsed_ms: float, warnings, output: list[dict]):
     """The telemetry dict for one ``Compilation``."""
     reg = result.register
+    mode = result.options.mode
     raw = sum(message_tokens(counter, m) for m in result.original)
     compiled = sum(message_tokens(counter, m) for m in output)
     saved = max(0, raw - compiled)
@@ -64,8 +65,9 @@ def telemetry(result, *, mode: str, counter, elapsed_ms: float, warnings, output
         "retirement_violations": [
             v.__dict__ | {"supports": list(v.supports)} for v in retirement_violations(reg, retired)
         ],
+        "declarations": _declarations(result, counter),
         "conflicts": [_conflict(c) for c in reg.conflicts],
-        "rejected_writes": [r.__dict__.copy() for r in reg.refusals],
+        "rejected_writes": [_refusal(r) for r in (*result.declared.refusals, *reg.refusals)],
         "reaffirmations": reg.reaffirmations,
         "messages_in": len(result.original),
         "messages_out": len(output),
@@ -123,14 +125,59 @@ def _payload(index, compacted) -> dict:
 
 
 def _conflict(conflict) -> dict:
-    return {
+    """Both values with their turns; named declared/inferred where they are those."""
+    kept, refused = conflict.kept.provenance.value, conflict.refused_provenance.value
+    out = {
         "entity": conflict.slot,
         "kept": conflict.kept.value,
         "kept_turn": conflict.kept.turn,
-        "kept_provenance": conflict.kept.provenance.value,
+        "kept_provenance": kept,
         "refused": conflict.refused_value,
         "refused_turn": conflict.refused_turn,
-        "refused_provenance": conflict.refused_provenance.value,
+        "refused_provenance": refused,
+        "note": f"the {kept} value won; verify it is still correct",
+    }
+    if kept != refused:
+        out[kept] = conflict.kept.value
+        out[f"{kept}_turn"] = conflict.kept.turn
+        out[refused] = conflict.refused_value
+        out[f"{refused}_turn"] = conflict.refused_turn
+    return out
+
+
+def _refusal(refusal) -> dict:
+    out = {
+        "entity": refusal.slot,
+        "turn": refusal.turn,
+        "kind": refusal.kind,
+        "reason": refusal.reason,
+    }
+    if refusal.value is not None:
+        out["attempted_value"] = refusal.value
+    if refusal.dropped is not None:
+        out["dropped"] = refusal.dropped
+    return out
+
+
+def _declarations(result, counter) -> dict:
+    """The write path's figures for this compile."""
+    declared = result.declared
+    active = result.register.active
+    share = None
+    if active:
+        share = round(sum(e.provenance.value == "declared" for e in active) / len(active), 3)
+    schema = result.options.schema
+    contracts = [s.name for s in schema.slots if s.contract] if schema else []
+    return {
+        **declared.counts,
+        "declared_share": share,
+        "protocol_taught": bool(result.instruction),
+        "instruction_tokens": counter.count(result.instruction) if result.instruction else 0,
+        "off_schema_keys": list(declared.off_schema_keys),
+        "declaration_policy": result.options.declaration_policy,
+        "value_policy": result.options.value_policy,
+        "slots_with_a_value_contract": contracts,
+        "problems": list(declared.problems),
     }
 
 

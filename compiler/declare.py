@@ -1,0 +1,185 @@
+"""The write path, per message: strip every block, trust only the assistant, gate keys and values.
+
+Only the assistant may declare. A block in a user, tool or system turn may be a
+pasted injection or a quote of documentation; it is stripped from what the model
+receives, counted, reported as a refused write, and never applied. Blocks are also
+stripped from tool-call arguments (never parsed there).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from compiler.contracts import satisfies
+from compiler.extract import Observation, Op, Provenance
+from compiler.messages import Message, ToolCall
+from compiler.protocol import protocol, strip_blocks
+from compiler.register import Refusal
+from compiler.schema import Schema
+
+POLICIES = ("flag", "reject", "off")
+DECLARING_ROLES = frozenset({"assistant"})
+_MARK = "contextgc-state"
+
+
+@dataclass(frozen=True)
+class Declared:
+    """What the write path found: stripped messages, declared observations, refusals."""
+
+    messages: tuple[Message, ...]
+    observations: tuple[Observation, ...] = ()
+    keys_by_turn: dict = field(default_factory=dict)
+    refusals: tuple[Refusal, ...] = ()
+    counts: dict = field(default_factory=dict)
+    off_schema_keys: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+
+
+def declare(
+    messages: tuple[Message, ...],
+    schema: Schema | None,
+    *,
+    declaration_policy: str = "flag",
+    value_policy: str = "flag",
+) -> Declared:
+    """Strip and read every ``<contextgc-state>`` block; apply the gates.
+
+    Example:
+        >>> block = '<contextgc-state>{"assert": {"cabin_class": "business"}}</contextgc-state>'
+        >>> d = declare((Message("assistant", "Upgraded. " + block),), None)
+        >>> d.messages[0].content, [(o.slot, o.value) for o in d.observations]
+        ('Upgraded.', [('cabin_class', 'business')])
+    """
+    state = _State(schema, declaration_policy, value_policy)
+    out = tuple(state.message(turn, message) for turn, message in enumerate(messages))
+    return Declared(
+        messages=out,
+        observations=tuple(state.observations),
+        keys_by_turn={t: frozenset(k) for t, k in state.keys_by_turn.items()},
+        refusals=tuple(state.refusals),
+        counts=dict(state.counts),
+        off_schema_keys=tuple(dict.fromkeys(state.off_schema)),
+        problems=tuple(state.problems),
+    )
+
+
+class _State:
+    """Accumulates one compile's declarations; lives only inside ``declare``."""
+
+    def __init__(self, schema: Schema | None, declaration_policy: str, value_policy: str):
+        self.schema = schema
+        self.key_policy = declaration_policy
+        self.value_policy = value_policy
+        self.observations: list[Observation] = []
+        self.keys_by_turn: dict[int, set[str]] = {}
+        self.refusals: list[Refusal] = []
+        self.off_schema: list[str] = []
+        self.problems: list[str] = []
+        self.counts = dict.fromkeys(
+            (
+                "turns_with_block",
+                "asserted",
+                "pinned",
+                "revoked",
+                "unsure",
+                "malformed",
+                "blocks_stripped",
+                "blocks_in_untrusted_roles",
+                "value_shape_rejected",
+            ),
+            0,
+        )
+
+    def message(self, turn: int, message: Message) -> Message:
+        message = self._strip_calls(message)
+        text = message.content
+        if not text or _MARK not in text.lower():
+            return message
+        stripped, declaration = protocol(text)
+        self.counts["blocks_stripped"] += declaration.blocks
+        if message.role not in DECLARING_ROLES:
+            self._untrusted(turn, message.role, declaration.blocks)
+        elif declaration.blocks:
+            self._trusted(turn, declaration)
+        return replace(message, content=stripped)
+
+    def _strip_calls(self, message: Message) -> Message:
+        if not message.tool_calls or not any(
+            _MARK in c.arguments.lower() for c in message.tool_calls
+        ):
+            return message
+        calls = []
+        for call in message.tool_calls:
+            arguments, removed = strip_blocks(call.arguments)
+            self.counts["blocks_stripped"] += removed
+            calls.append(ToolCall(call.name, arguments, call.id))
+        return replace(message, tool_calls=tuple(calls), source=_with_calls(message, calls))
+
+    def _untrusted(self, turn: int, role: str, blocks: int) -> None:
+        if not blocks:
+            return
+        self.counts["blocks_in_untrusted_roles"] += blocks
+        reason = f"a {role} turn may not declare state; {blocks} block(s) stripped, not applied"
+        self.refusals.append(Refusal("-", turn, "untrusted_declaration_ignored", reason))
+
+    def _trusted(self, turn: int, declaration) -> None:
+        self.counts["turns_with_block"] += 1
+        self.counts["malformed"] += declaration.malformed
+        self.problems.extend(f"turn {turn}: {p}" for p in declaration.problems)
+        for op, entries in (
+            (Op.ASSERT, declaration.asserts),
+            (Op.PIN, declaration.pins),
+            (Op.UNSURE, declaration.unsure),
+        ):
+            for key, value in entries:
+                self._write(turn, op, key, value)
+        for key in declaration.revokes:
+            self._keep(turn, Op.REVOKE, key, "")
+
+    def _write(self, turn: int, op: Op, key: str, value: str) -> None:
+        if not self._key_allowed(turn, key, value) or not self._value_allowed(turn, key, value):
+            return
+        self._keep(turn, op, key, value)
+
+    def _keep(self, turn: int, op: Op, key: str, value: str) -> None:
+        counter = {Op.ASSERT: "asserted", Op.PIN: "pinned", Op.REVOKE: "revoked"}
+        self.counts[counter.get(op, "unsure")] += 1
+        self.observations.append(Observation(key, value, turn, Provenance.DECLARED, op=op))
+        self.keys_by_turn.setdefault(turn, set()).add(key)
+
+    def _key_allowed(self, turn: int, key: str, value: str) -> bool:
+        if self.schema is None or self.key_policy == "off" or self.schema.slot(key):
+            return True
+        self.off_schema.append(key)
+        dropped = self.key_policy == "reject"
+        reason = f"{key!r} is not a slot of the {self.schema.name} schema"
+        self.refusals.append(Refusal(key, turn, "off_schema_declaration", reason, value, dropped))
+        return not dropped
+
+    def _value_allowed(self, turn: int, key: str, value: str) -> bool:
+        slot = self.schema.slot(key) if self.schema is not None else None
+        if self.value_policy == "off" or slot is None or satisfies(slot.contract, value):
+            return True
+        self.counts["value_shape_rejected"] += 1
+        dropped = self.value_policy == "reject"
+        reason = f"{value[:80]!r} does not have the shape of {key}"
+        self.refusals.append(Refusal(key, turn, "value_shape_rejected", reason, value, dropped))
+        return not dropped
+
+
+def _with_calls(message: Message, calls: list[ToolCall]) -> tuple:
+    """The message's source items with stripped arguments written back into its tool calls."""
+    if not message.source:
+        return ()
+    items = dict(message.source)
+    raw = items.get("tool_calls")
+    if isinstance(raw, list):
+        fixed, by_position = [], iter(calls)
+        for item in raw:
+            if isinstance(item, dict) and isinstance(item.get("function"), dict):
+                call = next(by_position, None)
+                if call is not None:
+                    item = {**item, "function": {**item["function"], "arguments": call.arguments}}
+            fixed.append(item)
+        items["tool_calls"] = fixed
+    return tuple(items.items())
