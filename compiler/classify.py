@@ -78,16 +78,22 @@ def classify(messages: tuple[Message, ...]) -> tuple[Kind, ...]:
     previous: Message | None = None
     task_seen = False
     for message in messages:
-        kind = _kind(message, previous)
-        if message.role == "user" and not task_seen:
-            task_seen = True
-            if kind is Kind.MACHINE and not _starts_like_output(message.text):
-                kind = Kind.SPEECH
-        if message.role == "assistant":
-            task_seen = True
+        kind, task_seen = classify_next(message, previous, task_seen)
         kinds.append(kind)
         previous = message
     return tuple(kinds)
+
+
+def classify_next(message: Message, previous: Message | None, task_seen: bool) -> tuple[Kind, bool]:
+    """The kind of one message, given the one before it and whether the task was stated."""
+    kind = _kind(message, previous)
+    if message.role == "user" and not task_seen:
+        task_seen = True
+        if kind is Kind.MACHINE and not _starts_like_output(message.text):
+            kind = Kind.SPEECH
+    if message.role == "assistant":
+        task_seen = True
+    return kind, task_seen
 
 
 def _kind(message: Message, previous: Message | None) -> Kind:

@@ -50,21 +50,13 @@ def declare(
         >>> d.messages[0].content, [(o.slot, o.value) for o in d.observations]
         ('Upgraded.', [('cabin_class', 'business')])
     """
-    state = _State(schema, declaration_policy, value_policy)
+    state = DeclareState(schema, declaration_policy, value_policy)
     out = tuple(state.message(turn, message) for turn, message in enumerate(messages))
-    return Declared(
-        messages=out,
-        observations=tuple(state.observations),
-        keys_by_turn={t: frozenset(k) for t, k in state.keys_by_turn.items()},
-        refusals=tuple(state.refusals),
-        counts=dict(state.counts),
-        off_schema_keys=tuple(dict.fromkeys(state.off_schema)),
-        problems=tuple(state.problems),
-    )
+    return state.result(out)
 
 
-class _State:
-    """Accumulates one compile's declarations; lives only inside ``declare``."""
+class DeclareState:
+    """Accumulates one history's declarations, a message at a time."""
 
     def __init__(self, schema: Schema | None, declaration_policy: str, value_policy: str):
         self.schema = schema
@@ -88,6 +80,27 @@ class _State:
                 "value_shape_rejected",
             ),
             0,
+        )
+
+    def copy(self) -> DeclareState:
+        twin = DeclareState(self.schema, self.key_policy, self.value_policy)
+        twin.observations = list(self.observations)
+        twin.keys_by_turn = {turn: set(keys) for turn, keys in self.keys_by_turn.items()}
+        twin.refusals = list(self.refusals)
+        twin.off_schema = list(self.off_schema)
+        twin.problems = list(self.problems)
+        twin.counts = dict(self.counts)
+        return twin
+
+    def result(self, messages: tuple[Message, ...]) -> Declared:
+        return Declared(
+            messages=messages,
+            observations=tuple(self.observations),
+            keys_by_turn={t: frozenset(k) for t, k in self.keys_by_turn.items()},
+            refusals=tuple(self.refusals),
+            counts=dict(self.counts),
+            off_schema_keys=tuple(dict.fromkeys(self.off_schema)),
+            problems=tuple(self.problems),
         )
 
     def message(self, turn: int, message: Message) -> Message:

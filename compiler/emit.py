@@ -63,20 +63,27 @@ def strip_compiled(messages: tuple[Message, ...]) -> tuple[tuple[Message, ...], 
     """
     out, touched = [], 0
     for message in messages:
-        text = message.content
-        if text and message.role == "system" and "_" in text and "]\n  - " in text:
-            text = _BLOCK.sub("", text)
-        if text and message.role == "system" and "[STATE_PROTOCOL]" in text:
-            text = _INSTRUCTION.sub("", text)
-        if text and message.role == "user" and RECALL_MARKER in text:
-            text = _RECALL_TAIL.sub("", text)
-        if text != message.content:
-            touched += 1
-            if message.role == "system" and not text.strip():
-                continue
-            message = with_content(message, text)
-        out.append(message)
+        kept, changed = strip_compiled_one(message)
+        touched += changed
+        if kept is not None:
+            out.append(kept)
     return tuple(out), touched
+
+
+def strip_compiled_one(message: Message) -> tuple[Message | None, bool]:
+    """One message without what an earlier compile wrote into it (None: nothing left)."""
+    text = message.content
+    if text and message.role == "system" and "_" in text and "]\n  - " in text:
+        text = _BLOCK.sub("", text)
+    if text and message.role == "system" and "[STATE_PROTOCOL]" in text:
+        text = _INSTRUCTION.sub("", text)
+    if text and message.role == "user" and RECALL_MARKER in text:
+        text = _RECALL_TAIL.sub("", text)
+    if text == message.content:
+        return message, False
+    if message.role == "system" and not text.strip():
+        return None, True
+    return with_content(message, text), True
 
 
 def state_lines(register: Register) -> list[str]:

@@ -1,7 +1,9 @@
 """Run the stages in order and say exactly what was done.
 
-    formats → strip_compiled → declare → classify → extract → register
-            → retire → compact → recall → emit → telemetry
+    per message (compiler.progress):  strip_compiled → declare → classify
+                                      → extract → register (a fold)
+    whole history:                    retire → compact → recall → emit
+    then:                             telemetry
 
 Only this module reads the clock (it times the whole run).
 """
@@ -9,23 +11,21 @@ Only this module reads the clock (it times the whole run).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from compiler.classify import Kind, classify
-from compiler.compact import Compacted, compact
-from compiler.declare import POLICIES, Declared, declare
-from compiler.emit import MODES, Emitted, Recall, emit, strip_compiled
+from compiler.classify import Kind
+from compiler.compact import Compacted
+from compiler.declare import POLICIES, Declared
+from compiler.emit import MODES, Emitted, Recall
 from compiler.errors import OptionError
-from compiler.extract import PROVENANCE_RANK, extract
 from compiler.formats import formats, read_message_list
+from compiler.incremental import HISTORIES
 from compiler.messages import Message, ParseWarning, message_to_dict
-from compiler.protocol import render_instruction
-from compiler.recall import recall
-from compiler.register import Register, register
-from compiler.retire import Retired, retire, retirement_violations
+from compiler.progress import Progress
+from compiler.register import Register
+from compiler.retire import Retired, retirement_violations
 from compiler.schema import Schema, load_schema
-from compiler.stale import elide, stale_reads
 from compiler.telemetry import telemetry
 from compiler.tokens import resolve_counter
 
@@ -41,6 +41,18 @@ class Options:
     teach_protocol: bool = False
     declaration_policy: str = "flag"
     value_policy: str = "flag"
+
+    @property
+    def cache_key(self) -> tuple:
+        """What the per-message stages depend on (the rest only shapes the layout)."""
+        schema = self.schema
+        return (
+            schema.digest if schema else None,
+            schema.name if schema else None,
+            self.mode,
+            self.declaration_policy,
+            self.value_policy,
+        )
 
     @classmethod
     def build(cls, **given) -> Options:
@@ -83,15 +95,18 @@ class Compilation:
     options: Options
     recall: Recall | None = None
     instruction: str = ""
+    token_memo: dict = field(default_factory=dict, compare=False)
 
 
-def compile_messages(messages: list, *, token_counter: Any = None, **options):
+def compile_messages(messages: list, *, token_counter: Any = None, cache: bool = True, **options):
     """Compile an OpenAI-style message list; return (messages, telemetry).
 
     Options: ``schema``, ``mode`` ("compact" | "cache_friendly"), ``invariants``,
     ``recall_query``, ``teach_protocol``, ``declaration_policy`` and
     ``value_policy`` ("flag" | "reject" | "off"); ``token_counter`` ("chars",
     "exact", an encoding name, or an object with ``name`` and ``count``).
+    With ``cache`` (the default) a history that extends one compiled before
+    resumes that work (``compiler.incremental``); the result is the same.
 
     Example:
         >>> msgs = [{"role": "user", "content": "Pay with my credit card."},
@@ -102,8 +117,12 @@ def compile_messages(messages: list, *, token_counter: Any = None, **options):
     """
     started = time.perf_counter()
     chosen = Options.build(**options)
-    parsed = read_message_list(messages)
-    return _finish(parsed.messages, parsed.warnings, started, chosen, token_counter)
+    if cache and isinstance(messages, list | tuple):
+        result, warnings = HISTORIES.compile(list(messages), chosen, chosen.cache_key)
+    else:
+        parsed = read_message_list(messages)
+        result, warnings = run(parsed.messages, chosen), parsed.warnings
+    return _finish(result, warnings, started, token_counter)
 
 
 def compile_transcript(text: str, *, token_counter: Any = None, **options):
@@ -120,13 +139,12 @@ def compile_transcript(text: str, *, token_counter: Any = None, **options):
     started = time.perf_counter()
     chosen = Options.build(**options)
     parsed = formats(text)
-    out, tel = _finish(parsed.messages, parsed.warnings, started, chosen, token_counter)
+    out, tel = _finish(run(parsed.messages, chosen), parsed.warnings, started, token_counter)
     return out, tel, [str(w) for w in parsed.warnings]
 
 
-def _finish(messages, warnings, started, options: Options, token_counter):
+def _finish(result: Compilation, warnings, started, token_counter):
     counter = resolve_counter(token_counter)
-    result = run(messages, options)
     out = [message_to_dict(m) for m in result.emitted.messages]
     elapsed_ms = (time.perf_counter() - started) * 1000
     tel = telemetry(result, counter=counter, elapsed_ms=elapsed_ms, warnings=warnings, output=out)
@@ -134,7 +152,9 @@ def _finish(messages, warnings, started, options: Options, token_counter):
 
 
 def run(messages: tuple[Message, ...], options: Options | None = None, **given) -> Compilation:
-    """The stages, in order, over already-read messages.
+    """The stages, in order, over already-read messages: the per-message fold
+    (strip, declare, classify, extract, register), then the whole history
+    (retire, compact, recall, emit).
 
     Example:
         >>> from compiler.messages import Message
@@ -142,74 +162,7 @@ def run(messages: tuple[Message, ...], options: Options | None = None, **given) 
         (Message(role='user', content='hi', ...),)
     """
     options = options or Options.build(**given)
-    schema, compacting = options.schema, options.mode == "compact"
-    clean, stripped = strip_compiled(tuple(messages))
-    declared = declare(
-        clean,
-        schema,
-        declaration_policy=options.declaration_policy,
-        value_policy=options.value_policy,
-    )
-    clean = declared.messages
-    kinds = classify(clean)
-    inferred = extract(clean, kinds, schema, skip=declared.keys_by_turn)
-    observations = sorted(
-        (*inferred, *declared.observations),
-        key=lambda o: (o.turn, PROVENANCE_RANK[o.provenance]),
-    )
-    reg = register(tuple(observations), immutable=schema.immutable if schema else ())
-    retired = retire(reg, kinds) if compacting else ()
-    gone = frozenset(r.turn for r in retired)
-    compacted = _compact(clean, kinds, gone) if compacting else {}
-    hit = recall(options.recall_query, clean, tuple(sorted(gone)))
-    instruction = _instruction(options)
-    emitted = emit(
-        clean,
-        register=reg,
-        retired=gone,
-        compacted={i: c.text for i, c in compacted.items()},
-        mode=options.mode,
-        invariants=options.invariants,
-        recall=hit,
-        instruction=instruction,
-    )
-    return Compilation(
-        tuple(messages),
-        clean,
-        kinds,
-        reg,
-        retired,
-        compacted,
-        emitted,
-        stripped,
-        declared,
-        options,
-        hit,
-        instruction,
-    )
-
-
-def _instruction(options: Options) -> str:
-    if not options.teach_protocol:
-        return ""
-    return render_instruction(options.schema.slot_names if options.schema else ())
-
-
-def _compact(messages, kinds, gone) -> dict[int, Compacted]:
-    """Stale reads become a notice; every other payload is compacted by its shape."""
-    replaced = stale_reads(messages, kinds)
-    done = {}
-    for index, (message, kind) in enumerate(zip(messages, kinds, strict=True)):
-        if kind is not Kind.MACHINE or index in gone or not message.content:
-            continue
-        if index in replaced:
-            key, later = replaced[index]
-            result = elide(message.content, replaced_by=later, key=key)
-        else:
-            result = compact(message.content, tool_name=message.name)
-        if result.changed:
-            done[index] = result
-    return done
+    return Progress(options).extend(messages).finish()
 
 
 def _schema(schema: Any) -> Schema | None:

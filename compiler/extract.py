@@ -82,16 +82,21 @@ def extract(
     if schema is None or not schema.slots:
         return ()
     found: list[Observation] = []
-    acting = schema.actions_by_tool
     for turn, (message, kind) in enumerate(zip(messages, kinds, strict=True)):
-        if kind is Kind.SPEECH and message.role in SPEAKING_ROLES:
-            declared = skip.get(turn, ()) if skip else ()
-            found.extend(
-                o for o in extract_turn(message.text, turn, schema) if o.slot not in declared
-            )
-        if acting and message.role == "assistant" and message.tool_calls:
-            found.extend(extract_actions(message.tool_calls, turn, acting))
+        declared = skip.get(turn, ()) if skip else ()
+        found.extend(extract_message(message, kind, turn, schema, declared))
     return tuple(found)
+
+
+def extract_message(message: Message, kind: Kind, turn: int, schema: Schema, declared=()):
+    """What one message says (read path) and did (action path)."""
+    found: list[Observation] = []
+    if kind is Kind.SPEECH and message.role in SPEAKING_ROLES:
+        found.extend(o for o in extract_turn(message.text, turn, schema) if o.slot not in declared)
+    acting = schema.actions_by_tool
+    if acting and message.role == "assistant" and message.tool_calls:
+        found.extend(extract_actions(message.tool_calls, turn, acting))
+    return found
 
 
 def extract_actions(calls, turn: int, acting: dict) -> list[Observation]:

@@ -172,12 +172,13 @@ def formats_many(text: str) -> tuple[tuple[str, Parsed], ...]:
     return found
 
 
-def read_message_list(items: list, *, base_line: int = 1) -> Parsed:
+def read_message_list(items: list, *, base_line: int = 1, start: int = 0) -> Parsed:
     """Read already decoded OpenAI-shaped message dicts; never raises.
 
     Non-dict items are skipped with a warning naming their index; unknown
     roles are read as ``user`` with a warning. With no source text, an
-    item's ``line`` is ``base_line + index`` (its 1-based number by default).
+    item's ``line`` is ``base_line + start + index`` (its 1-based number by
+    default); ``start`` is the index of ``items[0]`` in a longer history.
 
     Example:
         >>> parsed = read_message_list([{"role": "human", "content": "hi"}, 7,
@@ -192,8 +193,8 @@ def read_message_list(items: list, *, base_line: int = 1) -> Parsed:
     if not isinstance(items, list | tuple):
         note = f"expected a list of messages, got {_kind(items)}"
         return Parsed((), (ParseWarning(base_line, note),), Format.MESSAGES)
-    lines = [base_line + index for index in range(len(items))]
-    wheres = [f"messages[{index}]" for index in range(len(items))]
+    lines = [base_line + start + index for index in range(len(items))]
+    wheres = [f"messages[{start + index}]" for index in range(len(items))]
     return _parsed_items(items, lines, wheres, Format.MESSAGES)
 
 

@@ -60,17 +60,29 @@ def stale_reads(
         {0: ('file /a.py', 2)}
     """
     calls: dict[str, tuple[str, str]] = {}
+    keys: list[str | None] = []
+    previous = None
+    for message, kind in zip(messages, kinds, strict=True):
+        keys.append(next_read_key(message, kind, previous, calls))
+        previous = message
+    return replaced_reads(keys)
+
+
+def next_read_key(message: Message, kind: Kind, previous: Message | None, calls: dict):
+    """The read key of one message; records its tool calls in ``calls`` first."""
+    for call in message.tool_calls:
+        if call.id:
+            calls[call.id] = (call.name, _canonical(call.arguments))
+    if kind is not Kind.MACHINE:
+        return None
+    return read_key(message, calls, previous)
+
+
+def replaced_reads(keys: list[str | None]) -> dict[int, tuple[str, int]]:
+    """Index → (key, index of the next read with the same key)."""
     last: dict[str, int] = {}
     replaced: dict[int, tuple[str, int]] = {}
-    previous = None
-    for index, (message, kind) in enumerate(zip(messages, kinds, strict=True)):
-        for call in message.tool_calls:
-            if call.id:
-                calls[call.id] = (call.name, _canonical(call.arguments))
-        before, previous = previous, message
-        if kind is not Kind.MACHINE:
-            continue
-        key = read_key(message, calls, before)
+    for index, key in enumerate(keys):
         if key is None:
             continue
         if key in last:
@@ -79,16 +91,17 @@ def stale_reads(
     return replaced
 
 
-def _lines_with_safety(text: str, lines: list[str]) -> list[int]:
-    """Indexes of the lines a safety signal starts on, from one scan of the text."""
+def safety_lines(text: str) -> list[str]:
+    """The lines a safety signal starts on, in order, from one scan of the text."""
     starts = [start for start, _ in safety_spans(text)]
     if not starts:
         return []
+    lines = text.split("\n")
     offsets, at = [], 0
     for line in lines:
         offsets.append(at)
         at += len(line) + 1
-    return sorted({bisect_right(offsets, start) - 1 for start in starts})
+    return [lines[i] for i in sorted({bisect_right(offsets, start) - 1 for start in starts})]
 
 
 def _canonical(arguments: str) -> str:
@@ -98,7 +111,7 @@ def _canonical(arguments: str) -> str:
         return arguments
 
 
-def elide(text: str, *, replaced_by: int, key: str) -> Compacted:
+def elide(text: str, *, replaced_by: int, key: str, safety: list[str] | None = None) -> Compacted:
     r"""A stale read as a one-line notice, with every safety line it carried.
 
     Example:
@@ -110,7 +123,8 @@ def elide(text: str, *, replaced_by: int, key: str) -> Compacted:
         row 2 WARNING: recall
     """
     lines = text.split("\n")
-    safety = [lines[i] for i in _lines_with_safety(text, lines)]
+    if safety is None:
+        safety = safety_lines(text)
     what = f"{len(lines)} lines, {len(text)} chars, truncated=true"
     head = f"[stale read: {key[:160]} was read again at turn {replaced_by}; "
     head += f"this older output is omitted ({what})"

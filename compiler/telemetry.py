@@ -36,8 +36,7 @@ def telemetry(result, *, counter, elapsed_ms: float, warnings, output: list[dict
     """The telemetry dict for one ``Compilation``."""
     reg = result.register
     mode = result.options.mode
-    raw = sum(message_tokens(counter, m) for m in result.original)
-    compiled = sum(message_tokens(counter, m) for m in output)
+    raw, compiled = _token_counts(result, counter)
     saved = max(0, raw - compiled)
     retired = [r.turn for r in result.retired]
     preserved = _prefix(result.original, output)
@@ -76,6 +75,25 @@ def telemetry(result, *, counter, elapsed_ms: float, warnings, output: list[dict
         "parse_warnings": [str(w) for w in warnings],
         "compile_time_ms": round(max(elapsed_ms, 0.001), 3),
     }
+
+
+def _token_counts(result, counter) -> tuple[int, int]:
+    """Tokens in and out. Messages the compile holds (every input message, and each
+    output message that is one of them unchanged) are counted once per history."""
+    memo, name = result.token_memo, counter.name
+
+    def held(message) -> int:
+        key = (name, id(message))
+        if key not in memo:
+            memo[key] = message_tokens(counter, message)
+        return memo[key]
+
+    raw = sum(held(m) for m in result.original)
+    compiled = 0
+    for message, origin in zip(result.emitted.messages, result.emitted.origins, strict=True):
+        unchanged = origin is not None and message is result.input[origin]
+        compiled += held(message) if unchanged else message_tokens(counter, message)
+    return raw, compiled
 
 
 def _fact(reg, entry) -> dict:

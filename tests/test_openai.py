@@ -15,6 +15,7 @@ import threading
 import pytest
 
 from compiler import CompilerError, OptionError, SchemaError, compile_messages, load_schema
+from compiler.incremental import HISTORIES
 from compiler.openai import compile_options, patch_openai
 from tests.chat_server import ChatServer
 
@@ -197,10 +198,13 @@ class CountingCounter:
 
 
 def test_patching_twice_compiles_once_with_the_latest_options(server):
+    # the shared history cache would remember the first compile's token counts
+    HISTORIES.clear()
     direct = CountingCounter()
     expected, _ = compile_messages(
         history(), schema=CODING, mode="cache_friendly", token_counter=direct
     )
+    HISTORIES.clear()
     counter = CountingCounter()
     client = sync_client(server)
     patch_openai(client, schema=CODING, mode="cache_friendly", token_counter=counter)

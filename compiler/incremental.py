@@ -1,0 +1,168 @@
+"""Incremental compile for agent loops: a session costs O(turns), not O(turns²).
+
+A wrapper compiles the whole history on every model call. Each call here
+identifies its input items by content, finds the longest prefix it has already
+folded (a bounded LRU of ``Progress`` snapshots keyed by a rolling hash of the
+items, verified item by item), resumes a private copy of it with the new items
+only, and finishes. The caller still passes the full history every time and
+gets exactly what a full compile of that history gives: the full compile is the
+same fold started from empty.
+
+Nothing is shared between histories but results that are pure functions of
+their content, so conversations never see each other's state. The cache is
+bounded in snapshots and in items held, safe under threads (a lock guards the
+index; each call works on its own copy), and can be switched off per call
+(``compile_messages(..., cache=False)``) or resized (``configure``).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+
+from compiler.formats import read_message_list
+from compiler.progress import Progress
+
+DEFAULT_HISTORIES = int(os.environ.get("CONTEXTGC_CACHE_HISTORIES", "128"))
+DEFAULT_ITEMS = int(os.environ.get("CONTEXTGC_CACHE_ITEMS", "50000"))
+
+
+def item_key(item):
+    """A hashable key that is equal exactly when two message items are equal.
+
+    Example:
+        >>> item_key({"role": "user", "content": "hi"})
+        (('role', 'user'), ('content', 'hi'))
+        >>> item_key({"role": "tool", "content": [{"type": "text", "text": "x"}]})[1]
+        ('content', ('list', "[{'type': 'text', 'text': 'x'}]"))
+    """
+    if isinstance(item, dict):
+        pairs = tuple(item.items())
+        if all(type(value) is str or value is None for _, value in pairs):
+            return pairs  # the common case, hashed without copying
+        return tuple((key, _freeze(value)) for key, value in pairs)
+    return ("<item>", _freeze(item))
+
+
+def _freeze(value):
+    """``repr`` tells apart what ``==`` confuses (``True``/``1``/``1.0``) and is
+    exact for the JSON values messages hold; anything else keys by identity."""
+    if value is None or isinstance(value, str | int | float | bool | list | dict | tuple):
+        text = repr(value)
+        if "nan" not in text or not _has_nan(value):
+            return (type(value).__name__, text)
+    return ("<object>", id(value))
+
+
+def _has_nan(value) -> bool:
+    """A float NaN anywhere inside (it never equals itself, so it keys by identity)."""
+    if isinstance(value, float):
+        return value != value
+    if isinstance(value, dict):
+        return any(_has_nan(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_has_nan(v) for v in value)
+    return False
+
+
+class HistoryCache:
+    """A bounded LRU of folded histories, keyed by options and a rolling item hash."""
+
+    def __init__(self, max_histories: int = DEFAULT_HISTORIES, max_items: int = DEFAULT_ITEMS):
+        self.max_histories = max_histories
+        self.max_items = max_items
+        self._entries: OrderedDict = OrderedDict()
+        self._items = 0
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def compile(self, items: list, options, options_key):
+        """Compile ``items`` resuming the longest cached prefix; returns the
+        ``Compilation`` and the parse warnings of every item."""
+        keys = [item_key(item) for item in items]
+        chain = _chain(keys)
+        start, found = self._longest(options_key, keys, chain)
+        progress = found.copy() if found is not None else Progress(options)
+        progress.options = options  # the layout options (invariants, recall, …) are this call's
+        if start < len(items):
+            parsed = read_message_list(items[start:], start=start)
+            progress.extend(parsed.messages, keys[start:], parsed.warnings)
+        result = progress.finish()
+        if keys and self.max_histories > 0:
+            self._store((options_key, chain[-1]), progress)
+        return result, tuple(progress.warnings)
+
+    def _longest(self, options_key, keys, chain) -> tuple[int, Progress | None]:
+        """The longest cached prefix. A prefix this call extends is taken out of the
+        cache: the conversation has moved on, and its tip will be stored instead."""
+        with self._lock:
+            for length in range(len(keys), 0, -1):
+                key = (options_key, chain[length - 1])
+                entry = self._entries.get(key)
+                if entry is not None and entry.keys == keys[:length]:
+                    self.hits += 1
+                    if length < len(keys):
+                        del self._entries[key]
+                        self._items -= len(entry.keys)
+                    else:
+                        self._entries.move_to_end(key)
+                    return length, entry
+            self.misses += 1
+        return 0, None
+
+    def _store(self, key, progress: Progress) -> None:
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._items -= len(old.keys)
+            self._entries[key] = progress
+            self._items += len(progress.keys)
+            self._trim()
+
+    def _trim(self) -> None:
+        """Drop the least recently used snapshots until both bounds hold (lock held)."""
+        while self._entries and (
+            len(self._entries) > self.max_histories or self._items > self.max_items
+        ):
+            _, evicted = self._entries.popitem(last=False)
+            self._items -= len(evicted.keys)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._items = 0
+
+    def stats(self) -> dict:
+        with self._lock:
+            return {
+                "histories": len(self._entries),
+                "items": self._items,
+                "hits": self.hits,
+                "misses": self.misses,
+                "max_histories": self.max_histories,
+                "max_items": self.max_items,
+            }
+
+
+def _chain(keys: list) -> list[int]:
+    """Rolling hashes: element i identifies the prefix of length i + 1."""
+    out, running = [], 0
+    for key in keys:
+        running = hash((running, key))
+        out.append(running)
+    return out
+
+
+HISTORIES = HistoryCache()
+
+
+def configure(*, max_histories: int | None = None, max_items: int | None = None) -> None:
+    """Resize the shared cache (0 histories switches it off)."""
+    if max_histories is not None:
+        HISTORIES.max_histories = max_histories
+    if max_items is not None:
+        HISTORIES.max_items = max_items
+    with HISTORIES._lock:
+        HISTORIES._trim()

@@ -1,0 +1,171 @@
+"""The stages as a fold over messages.
+
+``Progress`` holds what the per-message stages derived from a history so far —
+markup stripped, declarations read, kind, observations folded into the
+register, read keys — and extends it one message at a time. ``finish`` then
+does the whole-history work (retirement, stale reads, layout), which is linear
+in the history and cheap. A full compile is ``Progress`` from empty; an agent
+loop that calls again with one more turn resumes a copy of the previous
+``Progress`` (see ``compiler.incremental``), so both take the same code path
+and give the same bytes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from compiler.classify import Kind, classify_next
+from compiler.compact import Compacted, compact
+from compiler.declare import DeclareState
+from compiler.emit import emit, strip_compiled_one
+from compiler.extract import PROVENANCE_RANK, extract_message
+from compiler.messages import Message
+from compiler.protocol import render_instruction
+from compiler.recall import recall
+from compiler.register import RegisterFold
+from compiler.retire import retire
+from compiler.stale import elide, next_read_key, replaced_reads, safety_lines
+
+if TYPE_CHECKING:
+    from compiler.engine import Compilation, Options
+
+
+class Progress:
+    """Per-message stage results for a history, extendable and copyable."""
+
+    def __init__(self, options: Options):
+        schema = options.schema
+        self.options = options
+        self.keys: list = []
+        self.original: list[Message] = []
+        self.warnings: list = []
+        self.clean: list[Message] = []
+        self.kinds: list[Kind] = []
+        self.read_keys: list[str | None] = []
+        self.markup_stripped = 0
+        self.declare = DeclareState(schema, options.declaration_policy, options.value_policy)
+        self.fold = RegisterFold(schema.immutable if schema else frozenset())
+        self.task_seen = False
+        self.calls: dict = {}
+        self.shaped: dict[int, Compacted] = {}
+        self.elided: dict[tuple[int, int], Compacted] = {}
+        # token counts of messages this progress holds, by (counter, id): an id is
+        # only ever a key while the message is in ``original`` or ``clean``
+        self.token_memo: dict = {}
+
+    def copy(self) -> Progress:
+        twin = Progress.__new__(Progress)
+        twin.__dict__.update(self.__dict__)
+        for name in ("keys", "original", "warnings", "clean", "kinds", "read_keys"):
+            setattr(twin, name, list(getattr(self, name)))
+        for name in ("calls", "shaped", "elided", "token_memo"):
+            setattr(twin, name, dict(getattr(self, name)))
+        twin.declare = self.declare.copy()
+        twin.fold = self.fold.copy()
+        return twin
+
+    def extend(self, messages, keys=None, warnings=()) -> Progress:
+        """Fold more messages in (``keys`` identify the input items they came from)."""
+        for message in messages:
+            self.advance(message)
+        if keys is not None:
+            self.keys.extend(keys)
+        self.warnings.extend(warnings)
+        return self
+
+    def advance(self, message: Message) -> None:
+        """Every per-message stage, for one more message."""
+        self.original.append(message)
+        kept, touched = strip_compiled_one(message)
+        self.markup_stripped += touched
+        if kept is None:
+            return
+        turn = len(self.clean)
+        before = len(self.declare.observations)
+        kept = self.declare.message(turn, kept)
+        previous = self.clean[-1] if self.clean else None
+        kind, self.task_seen = classify_next(kept, previous, self.task_seen)
+        self._observe(kept, kind, turn, self.declare.observations[before:])
+        self.read_keys.append(next_read_key(kept, kind, previous, self.calls))
+        self.clean.append(kept)
+        self.kinds.append(kind)
+
+    def _observe(self, message: Message, kind: Kind, turn: int, declared) -> None:
+        schema = self.options.schema
+        inferred = []
+        if schema is not None:
+            skip = self.declare.keys_by_turn.get(turn, ())
+            inferred = extract_message(message, kind, turn, schema, skip)
+        if inferred or declared:
+            batch = sorted((*inferred, *declared), key=lambda o: PROVENANCE_RANK[o.provenance])
+            self.fold.apply_turn(batch)
+
+    def finish(self) -> Compilation:
+        """The whole-history stages: retire, compact, recall, emit."""
+        from compiler.engine import Compilation
+
+        options = self.options
+        compacting = options.mode == "compact"
+        clean = tuple(self.clean)
+        reg = self.fold.result()
+        retired = retire(reg, tuple(self.kinds)) if compacting else ()
+        gone = frozenset(r.turn for r in retired)
+        compacted = self._compacted(gone) if compacting else {}
+        hit = recall(options.recall_query, clean, tuple(sorted(gone)))
+        instruction = ""
+        if options.teach_protocol:
+            instruction = render_instruction(options.schema.slot_names if options.schema else ())
+        emitted = emit(
+            clean,
+            register=reg,
+            retired=gone,
+            compacted={i: c.text for i, c in compacted.items()},
+            mode=options.mode,
+            invariants=options.invariants,
+            recall=hit,
+            instruction=instruction,
+        )
+        return Compilation(
+            original=tuple(self.original),
+            input=clean,
+            kinds=tuple(self.kinds),
+            register=reg,
+            retired=retired,
+            compacted=compacted,
+            emitted=emitted,
+            markup_stripped=self.markup_stripped,
+            declared=self.declare.result(clean),
+            options=options,
+            recall=hit,
+            instruction=instruction,
+            token_memo=self.token_memo,
+        )
+
+    def _compacted(self, gone: frozenset[int]) -> dict[int, Compacted]:
+        """Stale reads become a notice; every other payload is compacted by its shape."""
+        replaced = replaced_reads(self.read_keys)
+        done = {}
+        for index, kind in enumerate(self.kinds):
+            message = self.clean[index]
+            if kind is not Kind.MACHINE or index in gone or not message.content:
+                continue
+            if index in replaced:
+                result = self._elided(index, *replaced[index])
+            else:
+                result = self._shaped(index)
+            if result.changed:
+                done[index] = result
+        return done
+
+    def _shaped(self, index: int) -> Compacted:
+        if index not in self.shaped:
+            message = self.clean[index]
+            self.shaped[index] = compact(message.content, tool_name=message.name)
+        return self.shaped[index]
+
+    def _elided(self, index: int, key: str, later: int) -> Compacted:
+        if (index, later) not in self.elided:
+            text = self.clean[index].content
+            lines = safety_lines(text)
+            self.elided[(index, later)] = elide(text, replaced_by=later, key=key, safety=lines)
+        return self.elided[(index, later)]
