@@ -20,21 +20,30 @@ Decisions worth knowing:
   match (``_`` is not a letter) while ``DeprecationWarning`` or ``adobe`` do not. A path
   such as ``warnings.py`` does match: keeping one extra row is cheap, dropping a real
   warning is not.
-- JSON is re-serialised compactly; numbers go through ``float`` like any JSON reader, and a
-  document with a duplicate key is treated as text, since re-serialising it would lose one.
+- JSON is re-serialised compactly (``compiler.compact_json``); numbers go through
+  ``float`` like any JSON reader, and a document with a duplicate key is treated as text,
+  since re-serialising it would lose one.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import NamedTuple
+
+from compiler.compact_json import compact_json
+from compiler.prefilter import anchored_finditer, fold, leading_literals
+
+try:  # the parser behind ``re``, to spell out SAFETY_TERMS (``sre_parse`` before 3.11)
+    from re import _constants as _c
+    from re import _parser
+except ImportError:  # pragma: no cover - older layouts
+    import sre_constants as _c
+    import sre_parse as _parser
 
 HEAD_ROWS = 3  # JSON records kept from the top of a collection
-MIN_ROWS = 2  # fewer rows gain nothing from a header; nothing is dropped below HEAD_ROWS
 SHORT_CHARS = 400  # a payload shorter than this is returned as it is
 LONG_CHARS = 1500  # plain text longer than this is cut to head and tail
 HEAD_CHARS = 500
@@ -45,7 +54,6 @@ LISTING_MIN_ROWS = 12
 HEAD_FRAMES = 1
 TAIL_FRAMES = 2
 DIFF_CHANGED_LINES = 200
-EXEMPT_KEYS = ("arguments", "function", "tool_calls")  # a tool call states an action
 
 SAFETY_TERMS = (
     r"allerg(?:en|ens|y|ies|ic)",
@@ -79,6 +87,8 @@ _SAFETY = re.compile(
 )
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]++@[\w-]+(?:\.[\w-]+)+")
 _CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
+_DIGIT_RUN = re.compile(r"\d[\d -]{11,}\d")
+_SAFETY_LEADS = leading_literals(_SAFETY)
 
 
 class Shape(StrEnum):
@@ -116,16 +126,14 @@ class Compacted:
     changed: bool
 
 
-@dataclass(frozen=True)
-class _Draft:
+class _Draft(NamedTuple):  # named tuples, not dataclasses: a _Unit is built for every line
     text: str
     rows_total: int = 0
     rows_kept: int = 0
     safety_rows_kept: int = 0
 
 
-@dataclass(frozen=True)
-class _Unit:
+class _Unit(NamedTuple):
     """A run of output that is kept or dropped as one; ``rows`` is how many it counts."""
 
     text: str
@@ -141,6 +149,7 @@ def compact(text: str, *, tool_name: str | None = None, head_rows: int = HEAD_RO
     of a JSON collection are kept besides the safety-flagged ones.
 
     Example:
+        >>> import json
         >>> rows = [{"id": i, "note": "in stock"} for i in range(25)]
         >>> rows[14]["note"] = "PEANUT_ALLERGEN warning"
         >>> c = compact(json.dumps({"store": "north", "items": rows}))
@@ -184,18 +193,41 @@ def has_safety_signal(text: str) -> bool:
         >>> has_safety_signal("DeprecationWarning in adobe.py")
         False
     """
-    return next(_safety_spans(text), None) is not None
+    if _WORDS is not None and text.isascii():
+        return _ascii_signal(text, _WORDS)
+    return next(_spans(text), None) is not None
 
 
-def _safety_spans(text: str) -> Iterator[tuple[int, int]]:
-    for match in _SAFETY.finditer(text):
+def safety_spans(text: str) -> Iterator[tuple[int, int]]:
+    """Where ``text`` carries a safety signal: every match of a full scan for a term, an
+    email or a Luhn-valid card number, as (start, end) pairs.
+
+    Example:
+        >>> list(safety_spans("mail a@b.co, no gluten"))
+        [(16, 22), (5, 11)]
+    """
+    if _WORDS is not None and text.isascii() and not _ascii_signal(text, _WORDS):
+        return iter(())
+    return _spans(text)
+
+
+def _spans(text: str) -> Iterator[tuple[int, int]]:
+    # Only positions where a safety term begins are tried, and card numbers only
+    # inside runs of digits: the same matches as a full scan, at a fraction of the cost.
+    for match in anchored_finditer(_SAFETY, text, fold(text), _SAFETY_LEADS):
         yield match.span()
     if "@" in text:
         for match in _EMAIL.finditer(text):
             yield match.span()
-    for match in _CARD.finditer(text):
-        if _luhn_valid(match.group()):
-            yield match.span()
+    for match in _cards(text):
+        yield match.span()
+
+
+def _cards(text: str) -> Iterator[re.Match]:
+    for run in _DIGIT_RUN.finditer(text):
+        for match in _CARD.finditer(text, run.start(), run.end()):
+            if _luhn_valid(match.group()):
+                yield match
 
 
 def _luhn_valid(number: str) -> bool:
@@ -208,6 +240,97 @@ def _luhn_valid(number: str) -> bool:
         return False
     total = sum(d if i % 2 == 0 else (d * 2 - 9 if d > 4 else d * 2) for i, d in enumerate(digits))
     return total % 10 == 0
+
+
+# Whether ASCII text carries a signal at all is read from its words rather than from a
+# regex tried at every letter: a term matches on letter boundaries, so it is a whole word
+# (or a phrase of them). Splitting the text into words costs a few C-level passes; the
+# scan in _spans costs one per leading literal, and the regex engine's per-position work.
+
+_SEPARATOR = r"[\s_-]+"  # how SAFETY_TERMS join the words of a phrase
+_LETTERS = bytes(  # an ASCII letter lower-cased (as _SAFETY sees letters); anything else a space
+    ord(ch.lower()) if ch.isascii() and re.fullmatch(r"[^\W\d_]", ch) else ord(" ")
+    for ch in map(chr, range(256))
+)
+_DIGITS = bytes(ord("0") if "0" <= ch <= "9" else ord("1") for ch in map(chr, range(256)))
+_CARD_DIGITS = b"0" * 13  # a card number holds 13 digits at least, with only " " or "-" between
+
+
+@dataclass(frozen=True)
+class _WordIndex:
+    words: frozenset[bytes]  # every spelling of a one-word term
+    phrases: tuple[tuple[bytes, re.Pattern], ...]  # each spelling b" w1 w2 ", and its term
+    first_words: frozenset[bytes]  # the first word of every phrase
+
+
+def _word_index(terms: tuple[str, ...]) -> _WordIndex | None:
+    """None if a term is not a phrase of words with finitely many ASCII spellings."""
+    words: set[bytes] = set()
+    phrases = []
+    for term in terms:
+        spelled = [_spellings(list(_parser.parse(part))) for part in term.split(_SEPARATOR)]
+        if not all(spelled) or any("" in spellings for spellings in spelled):
+            return None
+        phrase = {""}
+        for spellings in spelled:
+            phrase = {f"{head} {tail.lower()}" for head in phrase for tail in spellings}
+        if len(spelled) == 1:
+            words |= {spelling.strip().encode() for spelling in phrase}
+        else:
+            phrases += [(f"{each} ".encode(), re.compile(term)) for each in sorted(phrase)]
+    first_words = frozenset(spelling.split()[0] for spelling, _ in phrases)
+    return _WordIndex(frozenset(words), tuple(phrases), first_words)
+
+
+def _spellings(items: list) -> set[str] | None:
+    """Every string a parsed word matches, or None unless finitely many ASCII words."""
+    out = {""}
+    for op, arg in items:
+        if op is _c.LITERAL and chr(arg).isascii() and chr(arg).isalpha():
+            options = {chr(arg)}
+        elif op is _c.SUBPATTERN:
+            options = _spellings(list(arg[-1]))
+        elif op is _c.BRANCH:
+            branches = [_spellings(list(branch)) for branch in arg[1]]
+            options = None if None in branches else set().union(*branches)
+        elif op is _c.MAX_REPEAT and arg[:2] == (0, 1):
+            inner = _spellings(list(arg[2]))
+            options = None if inner is None else {"", *inner}
+        else:
+            return None
+        if options is None:
+            return None
+        out = {head + tail for head in out for tail in options}
+    return out
+
+
+_WORDS = _word_index(SAFETY_TERMS)
+
+
+def _ascii_signal(text: str, index: _WordIndex) -> bool:
+    data = text.encode("ascii")
+    words = data.translate(_LETTERS).split()
+    if not index.words.isdisjoint(words):
+        return True
+    if not index.first_words.isdisjoint(words):
+        joined = b" " + b" ".join(words) + b" "
+        for spelling, phrase in index.phrases:
+            # the words follow one another: look for what may stand between them
+            if spelling in joined and _phrase_signal(text, phrase):
+                return True
+    if b"@" in data and _EMAIL.search(text):
+        return True
+    return _CARD_DIGITS in data.translate(_DIGITS, b" -") and next(_cards(text), None) is not None
+
+
+def _phrase_signal(text: str, phrase: re.Pattern) -> bool:
+    lowered = text.lower()
+    found = phrase.search(lowered)
+    while found is not None:
+        if _SAFETY.match(text, found.start()):  # the letter boundaries hold too
+            return True
+        found = phrase.search(lowered, found.start() + 1)
+    return False
 
 
 # ---------------------------------------------------------------------------------------
@@ -223,12 +346,13 @@ def _compact_by_shape(
 ) -> tuple[Shape, _Draft | None]:
     body, trailer = _split_trailer(text)
     if _JSON_START.match(body):
-        try:
-            value = json.loads(body, object_pairs_hook=_unique_keys)
-            shape, draft = _compact_json(value, tool_name, head_rows)
-            return shape, _Draft(draft.text + trailer, *_counts(draft))
-        except (ValueError, RecursionError):
-            pass  # not JSON, or nested too deep to walk: read it as text
+        found = compact_json(
+            body, tool_name=tool_name, head_rows=head_rows, signal=has_safety_signal
+        )
+        if found is not None:  # else not JSON, or nested too deep to walk: read it as text
+            shape = Shape.JSON_RECORDS if found.records else Shape.JSON_OBJECT
+            counts = found.rows_total, found.rows_kept, found.safety_rows_kept
+            return shape, _Draft(found.text + trailer, *counts)
     if _FILE_VIEW.search(body):
         return Shape.NONE, None
     detected = Shape.NONE
@@ -257,227 +381,6 @@ def _split_trailer(text: str) -> tuple[str, str]:
             break
         cut = start - 1
     return text[:cut], text[cut:]
-
-
-# ---------------------------------------------------------------------------------------
-# JSON
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
-    result = dict(pairs)
-    if len(result) != len(pairs):
-        raise ValueError("duplicate key: re-serialising would lose a value")
-    return result
-
-
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
-
-
-def _dumps(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    if _SURROGATE.search(text):  # a lone surrogate cannot be encoded: keep it escaped
-        text = json.dumps(value, separators=(",", ":"))
-    return text
-
-
-@dataclass(frozen=True)
-class _Collection:
-    """Records found in a JSON value: ``kind`` is records, groups (lists of records) or map."""
-
-    path: tuple[str | int, ...]
-    kind: str
-    rows: tuple[Any, ...]  # dicts, lists of dicts, or (key, dict) pairs
-
-
-def _compact_json(value: Any, tool_name: str | None, head_rows: int) -> tuple[Shape, _Draft]:
-    plain = _Draft(_dumps(value))
-    found = _largest_collection(value)
-    if found is None:
-        return Shape.JSON_OBJECT, plain
-    summary = _summarise(value, found, _label(found.path, tool_name), head_rows)
-    if len(summary.text) < len(plain.text):
-        return Shape.JSON_RECORDS, summary
-    return Shape.JSON_OBJECT, plain
-
-
-def _largest_collection(value: Any) -> _Collection | None:
-    """The collection with the longest serialisation, found under any key at any depth."""
-    best, best_size = None, -1
-    stack: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
-    while stack:
-        path, node = stack.pop()
-        found = _as_collection(path, node)
-        if found is not None:  # anything nested inside it is smaller
-            size = len(_dumps(node))
-            if size > best_size:
-                best, best_size = found, size
-            continue
-        if isinstance(node, dict):
-            items = [(k, v) for k, v in node.items() if k not in EXEMPT_KEYS]
-        elif isinstance(node, list):
-            items = list(enumerate(node))
-        else:
-            continue
-        children = [((*path, k), v) for k, v in items if isinstance(v, dict | list)]
-        stack.extend(reversed(children))
-    return best
-
-
-def _as_collection(path: tuple[str | int, ...], node: Any) -> _Collection | None:
-    if isinstance(node, list) and len(node) >= MIN_ROWS:
-        if all(isinstance(row, dict) for row in node):
-            return _Collection(path, "records", tuple(node))
-        if all(_is_group(row) for row in node):
-            return _Collection(path, "groups", tuple(node))
-    if isinstance(node, dict) and len(node) >= MIN_ROWS and _is_record_map(node):
-        return _Collection(path, "map", tuple(node.items()))
-    return None
-
-
-def _is_group(row: Any) -> bool:
-    return isinstance(row, list) and bool(row) and all(isinstance(leg, dict) for leg in row)
-
-
-def _is_record_map(node: dict) -> bool:
-    """Values that are all records sharing a field; a map of strings is not one."""
-    shared: set[str] | None = None
-    for record in node.values():
-        if not isinstance(record, dict) or not record:
-            return False
-        shared = set(record) if shared is None else shared & record.keys()
-    return bool(shared)
-
-
-_PLAIN_KEY = re.compile(r"[\w -]+")
-
-
-def _label(path: tuple[str | int, ...], tool_name: str | None) -> str:
-    if not path:
-        return tool_name or "rows"
-    label = ""
-    for step in path:
-        if isinstance(step, int):
-            label += f"[{step}]"
-        else:
-            name = step if _PLAIN_KEY.fullmatch(step) else json.dumps(step, ensure_ascii=False)
-            label += f".{name}" if label else name
-    return label
-
-
-def _summarise(value: Any, found: _Collection, label: str, head_rows: int) -> _Draft:
-    texts = [_dumps(_row_payload(found.kind, row)) for row in found.rows]
-    flags = [has_safety_signal(text) for text in texts]
-    kept = [i for i, flag in enumerate(flags) if i < head_rows or flag]
-    rows = [found.rows[i] for i in kept]
-    key_column = _key_column(rows) if found.kind == "map" else None
-    header = _rows_header(label, len(texts), len(kept), head_rows, key_column)
-    body = _render_rows(found.kind, rows, key_column)
-    parts = [header + body]
-    if found.path:
-        parts.insert(0, _dumps(_without(value, found.path)))
-    safety = sum(flags[i] for i in kept)
-    return _Draft("\n".join(parts), len(texts), len(kept), safety)
-
-
-def _row_payload(kind: str, row: Any) -> Any:
-    return {row[0]: row[1]} if kind == "map" else row
-
-
-def _rows_header(label: str, total: int, kept: int, head_rows: int, key_column: str | None) -> str:
-    keyed = f" keyed by {key_column}" if key_column else ""
-    if kept == total:
-        return f"[{label}: {total} rows{keyed}]"
-    head = min(head_rows, total)
-    extra = kept - head
-    shown = f"{kept} (first {head} + {extra} safety-flagged)" if extra else f"first {kept}"
-    return (
-        f"[{label}: {total} rows{keyed}, showing {shown}; {total - kept} omitted (truncated=true)]"
-    )
-
-
-def _key_column(rows: list[tuple[str, dict]]) -> str | None:
-    """A field equal to the key in every kept row, so the key need not be repeated."""
-    if not rows:
-        return None
-    first_key, first_record = rows[0]
-    for column, cell in first_record.items():
-        if cell == first_key and all(record.get(column) == key for key, record in rows):
-            return column
-    return None
-
-
-def _render_rows(kind: str, rows: list[Any], key_column: str | None) -> str:
-    """Rows as one JSON object per line, or as a header and value tuples when shorter."""
-    if kind == "map":
-        objects = [f"{_dumps(key)}:{_dumps(record)}" for key, record in rows]
-    else:
-        objects = [_dumps(row) for row in rows]
-    best = "\n" + "\n".join(objects) if objects else ""
-    table = _table(kind, rows, key_column)
-    if table is not None and len(table) < len(best):
-        return table
-    return best
-
-
-def _table(kind: str, rows: list[Any], key_column: str | None) -> str | None:
-    """Column names once and a value tuple per row, if every kept record has the same
-    fields: nested objects as dotted columns if that is uniform, else as cells."""
-    for flatten in (True, False):
-        table = _table_with(kind, rows, key_column, flatten)
-        if table is not None:
-            return table
-    return None
-
-
-def _table_with(kind: str, rows: list[Any], key_column: str | None, flatten: bool) -> str | None:
-    cells = _flatten if flatten else (lambda record: list(record.items()))
-    if kind == "groups":
-        grouped = [[cells(leg) for leg in group] for group in rows]
-        legs = [leg for group in grouped for leg in group]
-    elif kind == "map":
-        legs = [cells(record) for _, record in rows]
-    else:
-        legs = [cells(record) for record in rows]
-    columns = [name for name, _ in legs[0]] if legs and legs[0] is not None else None
-    if columns is None or any(leg is None or [n for n, _ in leg] != columns for leg in legs):
-        return None
-    if kind == "groups":
-        lines = [_dumps([[cell for _, cell in leg] for leg in group]) for group in grouped]
-    elif kind == "map" and key_column is None:
-        columns = ["(key)", *columns]
-        keys = [key for key, _ in rows]
-        lines = [_dumps([key, *(c for _, c in leg)]) for key, leg in zip(keys, legs, strict=True)]
-    else:
-        lines = [_dumps([cell for _, cell in leg]) for leg in legs]
-    return "\ncolumns=" + _dumps(columns) + "\n" + "\n".join(lines)
-
-
-def _flatten(record: dict) -> list[tuple[str, Any]] | None:
-    """Nested objects as dotted columns; None when a key already holds a dot."""
-    flat: list[tuple[str, Any]] = []
-    for key, cell in record.items():
-        if "." in key:
-            return None
-        if isinstance(cell, dict) and cell:
-            inner = _flatten(cell)
-            if inner is None:
-                return None
-            flat.extend((f"{key}.{name}", value) for name, value in inner)
-        else:
-            flat.append((key, cell))
-    return flat
-
-
-def _without(value: Any, path: tuple[str | int, ...]) -> Any:
-    """``value`` with the collection at ``path`` removed (a list keeps a placeholder)."""
-    step, rest = path[0], path[1:]
-    if isinstance(value, dict):
-        if not rest:
-            return {k: v for k, v in value.items() if k != step}
-        return {k: (_without(v, rest) if k == step else v) for k, v in value.items()}
-    copy = list(value)
-    copy[step] = _without(copy[step], rest) if rest else "[rows below]"
-    return copy
 
 
 # ---------------------------------------------------------------------------------------
@@ -734,7 +637,7 @@ def _compact_long_text(body: str) -> _Draft:
 def _pieces(line: str) -> list[tuple[str, bool]]:
     """A line cut to PIECE_CHARS pieces, each marked when a safety match overlaps it."""
     flagged: set[int] = set()
-    for start, end in _safety_spans(line):
+    for start, end in safety_spans(line):
         flagged.update(range(start // PIECE_CHARS, (end - 1) // PIECE_CHARS + 1))
     return [
         (line[at : at + PIECE_CHARS], at // PIECE_CHARS in flagged)

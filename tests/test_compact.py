@@ -11,10 +11,33 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from compiler.compact import HEAD_ROWS, PIECE_CHARS, Compacted, compact, has_safety_signal
+from compiler.compact import (
+    _CARD,
+    _EMAIL,
+    _SAFETY,
+    _WORDS,
+    HEAD_ROWS,
+    PIECE_CHARS,
+    Compacted,
+    _luhn_valid,
+    compact,
+    has_safety_signal,
+    safety_spans,
+)
+from compiler.compact_json import (
+    _dumps,
+    _escape_surrogates,
+    _key_column,
+    _largest_collection,
+    _plain_size,
+    _row_text,
+    _table,
+    _without,
+    compact_json,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "compact"
 TOOL_NAMES = {
@@ -178,6 +201,17 @@ def test_it_treats_json_with_a_duplicate_key_as_text():
     assert compact(payload).shape != "json_object"
 
 
+def test_it_treats_json_with_a_duplicate_key_inside_a_row_as_text():
+    rows = ", ".join(f'{{"id": {i}, "note": "a:b"}}' for i in range(30))
+    payload = f'{{"rows": [{rows}, {{"id": 30, "id": 31}}]}}'
+    assert compact(payload).shape not in ("json_object", "json_records")
+
+
+def test_it_treats_json_with_a_duplicate_key_and_an_escape_as_text():
+    payload = '{"a": "\\u00e9", "a": 2, "pad": "' + "x" * 500 + '"}'
+    assert compact(payload).shape not in ("json_object", "json_records")
+
+
 def test_it_survives_json_nested_too_deep_to_walk():
     payload = "[" * 100_000 + "]" * 100_000
     result = compact(payload)
@@ -188,6 +222,13 @@ def test_it_keeps_a_lone_surrogate_escaped():
     payload = json.dumps({"note": "\ud800" + "y" * 500, "pad": " " * 50})
     result = compact(payload)
     result.text.encode("utf-8")  # would raise on an unescaped lone surrogate
+
+
+def test_it_keeps_a_lone_surrogate_in_a_kept_row_escaped_and_other_characters_as_they_are():
+    rows = [{"name": f"Café {i}", "note": "\ud800" if i == 1 else "ok"} for i in range(20)]
+    result = compact(json.dumps({"rows": rows}, ensure_ascii=False))
+    assert result.shape == "json_records"
+    assert '["Café 1","\\ud800"]' in result.text
 
 
 # ---------------------------------------------------------------------------------------
@@ -378,6 +419,11 @@ def test_it_ignores_words_that_only_contain_a_safety_term(text):
     assert not has_safety_signal(text)
 
 
+def test_it_reads_ascii_text_for_every_safety_term_by_its_words():
+    # without the word index every check falls back to scanning at each leading literal
+    assert _WORDS is not None
+
+
 # ---------------------------------------------------------------------------------------
 # Properties
 
@@ -469,6 +515,112 @@ def test_it_always_keeps_the_safety_lines_of_text(lines):
     for line in text.split("\n"):
         if len(line) <= PIECE_CHARS and has_safety_signal(line):
             assert line in result.text
+
+
+def full_scan(text: str) -> list[tuple[int, int]]:
+    """What ``safety_spans`` must find: every match of a plain scan of the whole text."""
+    spans = [m.span() for m in _SAFETY.finditer(text)]
+    spans += [m.span() for m in _EMAIL.finditer(text)]
+    spans += [m.span() for m in _CARD.finditer(text) if _luhn_valid(m.group())]
+    return sorted(spans)
+
+
+SCAN_PIECES = ["4111 1111 1111 1111", "Warning", "dob", "1990-01-01", " ", "x@y.io", "12345"]
+SCAN_PIECES += ["-", "peanut", "İ", "update", "do not"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(SCAN_PIECES), max_size=20).map("".join))
+def test_the_fast_safety_scan_finds_what_a_full_scan_finds(text):
+    assert sorted(safety_spans(text)) == full_scan(text)
+
+
+ASCII_PIECES = [
+    *("WARNING", "warnings", "unwarned", "Use by", "use_by", "USE -_ by", "user by", "use", "by"),
+    *("date of birth", "Date-Of_Birth", "date", "of", "birth", "dateof", "DOB", "adobe", "do"),
+    *("not", "Do Not", "do\tnot", "donot", "best before", "Best", "before", "phone", "Phones"),
+    *("smartphone", "pii", "social security", "a@b.co", "@", ".uk", "4111 1111 1111 1111"),
+    *("4111-1111-1111-1112", "1700000000004", "12", "0", " ", "_", "-", ":", "\n", ".", "x"),
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(ASCII_PIECES), max_size=24).map("".join))
+def test_it_reads_ascii_text_for_safety_as_a_full_scan_does(text):
+    full = full_scan(text)
+    assert has_safety_signal(text) == bool(full)
+    assert sorted(safety_spans(text)) == full
+
+
+@PLAIN
+@given(JSON_VALUES)
+def test_it_writes_json_as_json_dumps_does(value):
+    assert _dumps(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@PLAIN
+@given(JSON_VALUES, st.sampled_from([None, 2]), st.booleans())
+def test_it_reads_every_json_document_without_a_duplicate_key_as_json(value, indent, ascii):
+    text = json.dumps(value, indent=indent, ensure_ascii=ascii)
+    assert compact_json(text, tool_name=None, head_rows=3, signal=has_safety_signal) is not None
+
+
+@PLAIN
+@given(JSON_VALUES, JSON_VALUES, st.text(max_size=5), st.booleans(), st.booleans())
+def test_it_reads_json_with_a_duplicate_key_anywhere_as_text(first, second, key, nested, ascii):
+    name = json.dumps(key, ensure_ascii=ascii)
+    pair = f"{name}: {json.dumps(first, ensure_ascii=ascii)}, {name}: "
+    pair += json.dumps(second, ensure_ascii=ascii)
+    pad = json.dumps("x: y" * 100)
+    text = f'[{{"id": 1}}, {{{pair}}}, {pad}]' if nested else f'{{{pair}, "pad": {pad}}}'
+    assert compact_json(text, tool_name=None, head_rows=3, signal=has_safety_signal) is None
+
+
+KEYS = st.text(alphabet='ab.:"é', max_size=3)
+CELLS = JSON_VALUES | st.sampled_from([{}, [], "\ud800", "a:b"])
+
+
+@st.composite
+def uniform_records(draw) -> list[dict]:
+    """Records that share their fields: some fields are objects, with fields of their own."""
+    leaf = st.none()
+    shape = draw(st.dictionaries(KEYS, leaf | st.dictionaries(KEYS, leaf, max_size=3), max_size=4))
+
+    def fill(fields: dict) -> dict:
+        return {k: fill(v) if isinstance(v, dict) else draw(CELLS) for k, v in fields.items()}
+
+    return [fill(shape) for _ in range(draw(st.integers(min_value=1, max_value=5)))]
+
+
+@PLAIN
+@given(uniform_records(), st.sampled_from(["records", "groups", "map"]), st.booleans())
+def test_it_knows_how_long_rows_would_be_as_objects_without_writing_them(records, kind, keyed):
+    if kind == "groups":
+        rows = [records[i : i + 2] for i in range(0, len(records), 2)]
+    elif kind == "map":
+        assume(records[0] or keyed)  # a map's records are never empty: _is_record_map
+        rows = [
+            (f"k{i}", {**record, "id": f"k{i}"} if keyed else record)
+            for i, record in enumerate(records)
+        ]
+    else:
+        rows = records
+    key_column = _key_column(rows) if kind == "map" else None
+    table = _table(kind, rows, key_column)
+    objects = "\n" + "\n".join(_row_text(kind, row) for row in rows)
+    assert table is None or table[1] == len(objects)
+
+
+@PLAIN
+@given(JSON_VALUES, uniform_records(), st.text(max_size=3), st.booleans())
+def test_it_knows_how_long_the_plain_json_is_without_writing_it(value, records, key, in_list):
+    document = [value, records, value] if in_list else {"a": value, key: records, "z": value}
+    found = _largest_collection(document)
+    if found is None:
+        return
+    rest = _dumps(_without(document, found.path)) if found.path else None
+    plain = _dumps(document)
+    assert _plain_size(document, found, rest) == (len(_escape_surrogates(plain)), plain.count(":"))
 
 
 def _regenerate() -> None:

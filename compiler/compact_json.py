@@ -1,0 +1,434 @@
+"""Compact a JSON payload: its largest collection of records becomes a header, the rows
+kept (the head rows and every row the caller must keep) and a count of the rest.
+
+This is the JSON half of ``compiler.compact``, which passes in what a row that must be
+kept looks like (``signal``, a safety signal there). The other fields of the payload are
+re-serialised compactly around the collection; when a summary would not be shorter, the
+payload comes back as plain compact JSON.
+
+Decisions worth knowing:
+
+- The collection is the one with the longest serialisation, found under any key at any
+  depth; the keys of a tool call (``EXEMPT_KEYS``) are never searched, since a call states
+  an action rather than returning data.
+- Rows are checked for a signal only when the collection's text carries one: a match
+  never crosses a row boundary (``,`` ``{`` ``}`` ``[`` ``]`` end every term, address and
+  card number), so a clean collection has clean rows.
+- A lone surrogate cannot be encoded, so it is written as a ``\\uXXXX`` escape; every
+  other character is written as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import repeat
+from typing import Any, NamedTuple
+
+MIN_ROWS = 2  # fewer rows gain nothing from a header
+EXEMPT_KEYS = ("arguments", "function", "tool_calls")  # a tool call states an action
+
+
+@dataclass(frozen=True)
+class JsonSummary:
+    """A compacted JSON payload; ``records`` is False when it is plain compact JSON."""
+
+    text: str
+    records: bool = False
+    rows_total: int = 0
+    rows_kept: int = 0
+    safety_rows_kept: int = 0
+
+
+def compact_json(
+    text: str, *, tool_name: str | None, head_rows: int, signal: Callable[[str], bool]
+) -> JsonSummary | None:
+    """``text`` compacted as JSON, or None if it is not JSON this module can rewrite.
+
+    ``signal`` says whether a row's compact JSON must be kept whatever its position.
+
+    Example:
+        >>> rows = [{"id": i, "ok": i != 7} for i in range(12)]
+        >>> doc = json.dumps({"page": 1, "rows": rows})
+        >>> print(compact_json(doc, tool_name=None, head_rows=2,
+        ...                    signal=lambda row: "false" in row).text)
+        {"page":1}
+        [rows: 12 rows, showing 3 (first 2 + 1 safety-flagged); 9 omitted (truncated=true)]
+        columns=["id","ok"]
+        [0,true]
+        [1,true]
+        [7,false]
+        >>> compact_json('{"a": 1, "a": 2}', tool_name=None, head_rows=3, signal=bool) is None
+        True
+    """
+    # Keys are checked for duplicates by counting colons, which is exact unless a
+    # ``\u`` escape could spell one; then the decoder checks every object as it goes.
+    checked = "\\u" in text
+    try:
+        value = (_CHECKING_DECODER if checked else _DECODER).decode(text)
+        summary, colons = _compact_value(value, tool_name, head_rows, signal)
+    except (ValueError, RecursionError):
+        return None  # not JSON, a duplicate key, or nested too deep to walk
+    if not checked and colons != text.count(":"):
+        return None  # a duplicate key: writing the value back would lose the other value
+    return summary
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise ValueError("duplicate key: re-serialising would lose a value")
+    return result
+
+
+# json.loads builds a decoder per call. Without a hook the decoder builds dicts in C, and
+# a duplicate key costs a colon: outside strings a colon follows a key and nothing else,
+# and inside them it is written back as it was read, so the plain serialisation of the
+# value holds as many colons as the text unless a key was lost.
+_DECODER = json.JSONDecoder()
+_CHECKING_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+
+
+def _compact_value(
+    value: Any, tool_name: str | None, head_rows: int, signal: Callable[[str], bool]
+) -> tuple[JsonSummary, int]:
+    """The payload compacted, and how many colons its plain serialisation holds."""
+    found = _largest_collection(value)
+    if found is not None:
+        rest = _dumps(_without(value, found.path)) if found.path else None
+        summary = _summarise(found, rest, _label(found.path, tool_name), head_rows, signal)
+        size, colons = _plain_size(value, found, rest)
+        if len(summary.text) < size:
+            return summary, colons
+    plain = found.text if found is not None and not found.path else _dumps(value)
+    return JsonSummary(_escape_surrogates(plain)), plain.count(":")
+
+
+def _plain_size(value: Any, found: _Collection, rest: str | None) -> tuple[int, int]:
+    """The length (surrogates escaped) and colons of the plain serialisation of ``value``,
+    from what is written already: the collection, and ``rest``, the value without it.
+
+    Writing the value whole would cost as much again as the summary."""
+    size, colons = len(_escape_surrogates(found.text)), found.text.count(":")
+    if rest is None:
+        return size, colons
+    size, colons = size + len(_escape_surrogates(rest)), colons + rest.count(":")
+    parent = value
+    for step in found.path[:-1]:
+        parent = parent[step]
+    if isinstance(parent, list):  # the collection's place holds a placeholder in ``rest``
+        return size - len(_dumps(_PLACEHOLDER)), colons
+    key = _escape_surrogates(_dumps(found.path[-1]))
+    comma = 1 if len(parent) > 1 else 0
+    return size + len(key) + 1 + comma, colons + key.count(":") + 1
+
+
+# ---------------------------------------------------------------------------------------
+# Writing JSON
+
+
+def _encoder() -> Callable[[Any], str]:
+    """``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` with the encoder
+    built once: ``json.dumps`` builds one per call, which costs more than writing a row."""
+    options = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - a Python without the C accelerator
+        return options.encode
+    encode = make(
+        None,  # no cycle check: a value json.loads returned has no cycles
+        options.default,
+        json.encoder.encode_basestring,
+        None,
+        options.key_separator,
+        options.item_separator,
+        options.sort_keys,
+        options.skipkeys,
+        options.allow_nan,
+    )
+    return lambda value: "".join(encode(value, 0))
+
+
+_dumps = _encoder()
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _escape_surrogates(text: str) -> str:
+    """A lone surrogate (only ever inside a JSON string) as the escape JSON allows."""
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+# ---------------------------------------------------------------------------------------
+# Finding the collection
+
+
+class _Collection(NamedTuple):
+    """Records found in a JSON value: ``kind`` is records, groups (lists of records) or map.
+
+    ``text`` is the collection's compact JSON, its size the measure of "largest"."""
+
+    path: tuple[str | int, ...]
+    kind: str
+    node: Any
+    text: str
+
+    @property
+    def rows(self) -> list[Any]:
+        """Dicts, lists of dicts, or (key, dict) pairs."""
+        return list(self.node.items()) if self.kind == "map" else self.node
+
+
+def _largest_collection(value: Any) -> _Collection | None:
+    """The collection with the longest serialisation, found under any key at any depth;
+    the first in document order of equals."""
+    found: list[_Collection] = []
+    if isinstance(value, _NESTED):
+        _collect(value, (), found)
+    return max(found, key=lambda collection: len(collection.text), default=None)
+
+
+def _collect(node: dict | list, path: tuple[str | int, ...], found: list[_Collection]) -> None:
+    """Every collection in ``node``, in document order. Recursive: a value nested deeper
+    than Python recurses raises RecursionError, and the payload is read as text."""
+    kind = _collection_kind(node)
+    if kind is not None:  # anything nested inside it is smaller
+        found.append(_Collection(path, kind, node, _dumps(node)))
+    elif isinstance(node, dict):
+        for key, child in node.items():
+            if isinstance(child, _NESTED) and key not in EXEMPT_KEYS:
+                _collect(child, (*path, key), found)
+    else:
+        for index, child in enumerate(node):
+            if isinstance(child, _NESTED):
+                _collect(child, (*path, index), found)
+
+
+_NESTED = (dict, list)
+
+
+def _collection_kind(node: dict | list) -> str | None:
+    if isinstance(node, list):
+        if len(node) >= MIN_ROWS and all(map(isinstance, node, repeat(dict))):
+            return "records"
+        if len(node) >= MIN_ROWS and all(map(_is_group, node)):
+            return "groups"
+    elif len(node) >= MIN_ROWS and _is_record_map(node):
+        return "map"
+    return None
+
+
+def _is_group(row: Any) -> bool:
+    return isinstance(row, list) and bool(row) and all(map(isinstance, row, repeat(dict)))
+
+
+def _is_record_map(node: dict) -> bool:
+    """Values that are all records sharing a field; a map of strings is not one."""
+    shared: set[str] | None = None
+    for record in node.values():
+        if not isinstance(record, dict) or not record:
+            return False
+        shared = set(record) if shared is None else shared & record.keys()
+    return bool(shared)
+
+
+_PLAIN_KEY = re.compile(r"[\w -]+")
+
+
+def _label(path: tuple[str | int, ...], tool_name: str | None) -> str:
+    if not path:
+        return tool_name or "rows"
+    label = ""
+    for step in path:
+        if isinstance(step, int):
+            label += f"[{step}]"
+        else:
+            name = step if _PLAIN_KEY.fullmatch(step) else json.dumps(step, ensure_ascii=False)
+            label += f".{name}" if label else name
+    return label
+
+
+# ---------------------------------------------------------------------------------------
+# Summarising it
+
+
+def _summarise(
+    found: _Collection, rest: str | None, label: str, head_rows: int, signal: Callable[[str], bool]
+) -> JsonSummary:
+    """The collection as a header and its kept rows, after ``rest``, the fields around it."""
+    rows = found.rows
+    kept, texts, flags = _keep(found.kind, rows, head_rows, signal(found.text), signal)
+    kept_rows = [rows[i] for i in kept]
+    key_column = _key_column(kept_rows) if found.kind == "map" else None
+    header = _rows_header(label, len(rows), len(kept), head_rows, key_column)
+    written = [texts[i] for i in kept]
+    text = header + _render_rows(found.kind, kept_rows, written, key_column)
+    if rest is not None:
+        text = rest + "\n" + text
+    safety = sum(flags[i] for i in kept)
+    return JsonSummary(_escape_surrogates(text), True, len(rows), len(kept), safety)
+
+
+def _keep(
+    kind: str, rows: list[Any], head_rows: int, flagged: bool, signal: Callable[[str], bool]
+) -> tuple[list[int], list[str | None], list[bool]]:
+    """The rows kept (the head and every flagged row), each row's text where it was written
+    to be checked, and each row's flag. ``flagged`` False: the collection, so every row of
+    it, carries no signal."""
+    if not flagged:
+        return list(range(min(head_rows, len(rows)))), [None] * len(rows), [False] * len(rows)
+    texts: list[str | None] = [_row_text(kind, row) for row in rows]
+    flags = [signal(text) for text in texts]
+    return [i for i, flag in enumerate(flags) if i < head_rows or flag], texts, flags
+
+
+def _row_text(kind: str, row: Any) -> str:
+    """A row as one line of JSON: an object, a group's list, or ``"key":{…}`` for a map."""
+    if kind == "map":
+        return f"{_dumps(row[0])}:{_dumps(row[1])}"
+    return _dumps(row)
+
+
+def _rows_header(label: str, total: int, kept: int, head_rows: int, key_column: str | None) -> str:
+    keyed = f" keyed by {key_column}" if key_column else ""
+    if kept == total:
+        return f"[{label}: {total} rows{keyed}]"
+    head = min(head_rows, total)
+    extra = kept - head
+    shown = f"{kept} (first {head} + {extra} safety-flagged)" if extra else f"first {kept}"
+    return (
+        f"[{label}: {total} rows{keyed}, showing {shown}; {total - kept} omitted (truncated=true)]"
+    )
+
+
+def _key_column(rows: list[tuple[str, dict]]) -> str | None:
+    """A field equal to the key in every kept row, so the key need not be repeated."""
+    if not rows:
+        return None
+    first_key, first_record = rows[0]
+    for column, cell in first_record.items():
+        if cell == first_key and all(record.get(column) == key for key, record in rows):
+            return column
+    return None
+
+
+def _render_rows(
+    kind: str, rows: list[Any], written: list[str | None], key_column: str | None
+) -> str:
+    """Rows as a header and value tuples, or as one JSON object per line when that is no
+    longer. ``written`` holds each row's object where it is written already."""
+    table = _table(kind, rows, key_column)
+    if table is not None and len(table[0]) < table[1]:
+        return table[0]
+    objects = [text or _row_text(kind, row) for text, row in zip(written, rows, strict=True)]
+    return "\n" + "\n".join(objects) if objects else ""
+
+
+def _table(kind: str, rows: list[Any], key_column: str | None) -> tuple[str, int] | None:
+    """Column names once and a value tuple per row, if every kept record has the same
+    fields: nested objects as dotted columns if that is uniform, else as cells. With it,
+    how long the rows would be as objects."""
+    for flatten in (True, False):
+        table = _table_with(kind, rows, key_column, flatten)
+        if table is not None:
+            return table
+    return None
+
+
+def _table_with(
+    kind: str, rows: list[Any], key_column: str | None, flatten: bool
+) -> tuple[str, int] | None:
+    if kind == "groups":
+        records = [leg for group in rows for leg in group]
+    elif kind == "map":
+        records = [record for _, record in rows]
+    else:
+        records = rows
+    split = _shared_columns(records, flatten)
+    if split is None:
+        return None
+    columns, cells = split
+    names = header = _dumps(columns)
+    if kind == "groups":
+        legs = iter(cells)
+        lines = [_dumps([next(legs) for _ in group]) for group in rows]
+    elif kind == "map" and key_column is None:
+        header = _dumps(["(key)", *columns])
+        lines = [_dumps([key, *cells]) for (key, _), cells in zip(rows, cells, strict=True)]
+    else:
+        lines = list(map(_dumps, cells))
+    if columns and columns == list(records[0]):  # nothing was flattened
+        keys = len(names) - 1  # each key, and its colon
+    else:
+        keys = len(_dumps(records[0])) - len(_dumps(cells[0]))
+    table = "\ncolumns=" + header + "\n" + "\n".join(lines)
+    return table, _objects_size(kind, rows, keys, lines, key_column)
+
+
+def _shared_columns(records: list[dict], flatten: bool) -> tuple[list[str], list[list[Any]]] | None:
+    """The columns every record has, and each record's cells; None if they differ."""
+    columns: list[str] | None = None
+    cells: list[list[Any]] = []
+    for record in records:
+        split = _columns(record, flatten)
+        if split is None or (columns is not None and split[0] != columns):
+            return None
+        columns = split[0] if columns is None else columns
+        cells.append(split[1])
+    return None if columns is None else (columns, cells)
+
+
+def _objects_size(kind: str, rows: list[Any], keys: int, lines: list[str], key: str | None) -> int:
+    """How long ``rows`` are as objects, one a line, from the table's ``lines``: a record
+    is longer than its value tuple by its keys and braces (``keys`` characters), the same
+    in every record of a table, since they share their columns. (A map's record is never
+    empty, so its ``[key, …]`` line is its object's key, a comma for the colon, and the
+    record's cells.)"""
+    records = sum(map(len, rows)) if kind == "groups" else len(rows)  # a group's legs
+    size = sum(map(len, lines)) + len(lines) + keys * records
+    if kind == "map" and key is not None:  # the key is a cell of the tuple, and leads the object
+        size += sum(len(_dumps(name)) + 1 for name, _ in rows)
+    return size
+
+
+def _columns(record: dict, flatten: bool) -> tuple[list[str], list[Any]] | None:
+    """A record's column names and cells. ``flatten``: nested objects as dotted columns,
+    and None when a key already holds a dot; else nested objects are cells."""
+    names, cells = list(record), list(record.values())
+    if not flatten:
+        return names, cells
+    if "." in "".join(names):
+        return None
+    if dict not in map(type, cells):  # as json.loads builds them: no subclasses
+        return names, cells
+    flat_names: list[str] = []
+    flat_cells: list[Any] = []
+    for name, cell in record.items():
+        if isinstance(cell, dict) and cell:
+            inner = _columns(cell, flatten)
+            if inner is None:
+                return None
+            prefix = name + "."
+            flat_names += [prefix + inner_name for inner_name in inner[0]]
+            flat_cells += inner[1]
+        else:
+            flat_names.append(name)
+            flat_cells.append(cell)
+    return flat_names, flat_cells
+
+
+_PLACEHOLDER = "[rows below]"
+
+
+def _without(value: Any, path: tuple[str | int, ...]) -> Any:
+    """``value`` with the collection at ``path`` removed (a list keeps a placeholder)."""
+    step, rest = path[0], path[1:]
+    if isinstance(value, dict):
+        if not rest:
+            return {k: v for k, v in value.items() if k != step}
+        return {k: (_without(v, rest) if k == step else v) for k, v in value.items()}
+    copy = list(value)
+    copy[step] = _without(copy[step], rest) if rest else _PLACEHOLDER
+    return copy
