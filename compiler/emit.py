@@ -119,7 +119,7 @@ def emit(
     *,
     register: Register,
     retired: frozenset[int],
-    compacted: dict[int, str],
+    compacted: dict[int, str | Message],
     mode: str,
     invariants: tuple[str, ...] = (),
     recall: Recall | None = None,
@@ -136,7 +136,7 @@ def emit(
     if mode == "cache_friendly":
         return _cache_friendly(messages, lines, rules, instruction)
     kept = [
-        (i, with_content(m, compacted[i]) if i in compacted else m)
+        (i, _replaced(m, compacted[i]) if i in compacted else m)
         for i, m in enumerate(messages)
         if i not in retired
     ]
@@ -157,6 +157,13 @@ def emit(
     elif header:
         kept.insert(0, (None, Message("system", header)))
     return Emitted(tuple(m for _, m in kept), tuple(i for i, _ in kept), placed)
+
+
+def _replaced(message: Message, replacement: str | Message) -> Message:
+    """A compacted payload: its text, or a message already built for it."""
+    if isinstance(replacement, Message):
+        return replacement
+    return with_content(message, replacement)
 
 
 def _cache_friendly(messages, lines, rules, instruction) -> Emitted:

@@ -96,6 +96,27 @@ class Compilation:
     recall: Recall | None = None
     instruction: str = ""
     token_memo: dict = field(default_factory=dict, compare=False)
+    dict_memo: dict = field(default_factory=dict, compare=False)
+    held: Any = field(default=None, compare=False)
+
+    def is_held(self, message: Message, origin: int | None) -> bool:
+        """Whether ``message`` stays alive with this compile's history (memo-safe)."""
+        if self.held is not None:
+            return self.held(message, origin)
+        return origin is not None and message is self.input[origin]
+
+    def output_dicts(self) -> list[dict]:
+        """The compiled messages as dicts; held messages are built once per history."""
+        out = []
+        for message, origin in zip(self.emitted.messages, self.emitted.origins, strict=True):
+            if self.is_held(message, origin):
+                key = id(message)
+                if key not in self.dict_memo:
+                    self.dict_memo[key] = message_to_dict(message)
+                out.append(dict(self.dict_memo[key]))
+            else:
+                out.append(message_to_dict(message))
+        return out
 
 
 def compile_messages(messages: list, *, token_counter: Any = None, cache: bool = True, **options):
@@ -145,7 +166,7 @@ def compile_transcript(text: str, *, token_counter: Any = None, **options):
 
 def _finish(result: Compilation, warnings, started, token_counter):
     counter = resolve_counter(token_counter)
-    out = [message_to_dict(m) for m in result.emitted.messages]
+    out = result.output_dicts()
     elapsed_ms = (time.perf_counter() - started) * 1000
     tel = telemetry(result, counter=counter, elapsed_ms=elapsed_ms, warnings=warnings, output=out)
     return out, tel

@@ -39,10 +39,13 @@ def item_key(item):
     """
     if isinstance(item, dict):
         pairs = tuple(item.items())
-        if all(type(value) is str or value is None for _, value in pairs):
-            return pairs  # the common case, hashed without copying
+        if _PLAIN.issuperset(map(type, item.values())):
+            return pairs  # the common case: text values, hashed without copying
         return tuple((key, _freeze(value)) for key, value in pairs)
     return ("<item>", _freeze(item))
+
+
+_PLAIN = frozenset({str, type(None)})
 
 
 def _freeze(value):

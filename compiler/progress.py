@@ -19,7 +19,7 @@ from compiler.compact import Compacted, compact
 from compiler.declare import DeclareState
 from compiler.emit import emit, strip_compiled_one
 from compiler.extract import PROVENANCE_RANK, extract_message
-from compiler.messages import Message
+from compiler.messages import Message, with_content
 from compiler.protocol import render_instruction
 from compiler.recall import recall
 from compiler.register import RegisterFold
@@ -49,16 +49,19 @@ class Progress:
         self.calls: dict = {}
         self.shaped: dict[int, Compacted] = {}
         self.elided: dict[tuple[int, int], Compacted] = {}
-        # token counts of messages this progress holds, by (counter, id): an id is
-        # only ever a key while the message is in ``original`` or ``clean``
+        # token counts of messages this progress holds, by id, then counter name: an
+        # id is only a key while this progress keeps the message alive
         self.token_memo: dict = {}
+        # per held message: its output dict (copied out) and compacted replacements
+        self.dict_memo: dict = {}
+        self.replacements: dict[int, tuple[Compacted, Message]] = {}
 
     def copy(self) -> Progress:
         twin = Progress.__new__(Progress)
         twin.__dict__.update(self.__dict__)
         for name in ("keys", "original", "warnings", "clean", "kinds", "read_keys"):
             setattr(twin, name, list(getattr(self, name)))
-        for name in ("calls", "shaped", "elided", "token_memo"):
+        for name in ("calls", "shaped", "elided", "token_memo", "dict_memo", "replacements"):
             setattr(twin, name, dict(getattr(self, name)))
         twin.declare = self.declare.copy()
         twin.fold = self.fold.copy()
@@ -119,7 +122,7 @@ class Progress:
             clean,
             register=reg,
             retired=gone,
-            compacted={i: c.text for i, c in compacted.items()},
+            compacted={i: self._replacement(i, c) for i, c in compacted.items()},
             mode=options.mode,
             invariants=options.invariants,
             recall=hit,
@@ -139,7 +142,29 @@ class Progress:
             recall=hit,
             instruction=instruction,
             token_memo=self.token_memo,
+            dict_memo=self.dict_memo,
+            held=self._held,
         )
+
+    def _held(self, message: Message, origin: int | None) -> bool:
+        """Whether an output message is one this progress keeps (so memos may key on it)."""
+        if origin is None:
+            return False
+        if message is self.clean[origin]:
+            return True
+        replaced = self.replacements.get(origin)
+        return replaced is not None and replaced[1] is message
+
+    def _replacement(self, index: int, compacted: Compacted) -> Message:
+        """The compacted payload's message, built once per compaction result."""
+        memo = self.replacements.get(index)
+        if memo is None or memo[0] is not compacted:
+            if memo is not None:  # its message is dropped: so are the memos keyed on its id
+                self.dict_memo.pop(id(memo[1]), None)
+                self.token_memo.pop(id(memo[1]), None)
+            memo = (compacted, with_content(self.clean[index], compacted.text))
+            self.replacements[index] = memo
+        return memo[1]
 
     def _compacted(self, gone: frozenset[int]) -> dict[int, Compacted]:
         """Stale reads become a notice; every other payload is compacted by its shape."""

@@ -83,16 +83,16 @@ def _token_counts(result, counter) -> tuple[int, int]:
     memo, name = result.token_memo, counter.name
 
     def held(message) -> int:
-        key = (name, id(message))
-        if key not in memo:
-            memo[key] = message_tokens(counter, message)
-        return memo[key]
+        counts = memo.setdefault(id(message), {})
+        if name not in counts:
+            counts[name] = message_tokens(counter, message)
+        return counts[name]
 
     raw = sum(held(m) for m in result.original)
     compiled = 0
     for message, origin in zip(result.emitted.messages, result.emitted.origins, strict=True):
-        unchanged = origin is not None and message is result.input[origin]
-        compiled += held(message) if unchanged else message_tokens(counter, message)
+        kept = result.is_held(message, origin)
+        compiled += held(message) if kept else message_tokens(counter, message)
     return raw, compiled
 
 
