@@ -1,0 +1,142 @@
+"""The stateless JSON API (django-ninja): compile, schemas, example, instruction, health.
+
+Nothing is stored and every response says so (``Cache-Control: no-store``).
+Errors are mapped once, here, to the shape in ``playground.errors``.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from django.db import connection
+from django.http import HttpResponse
+from ninja import NinjaAPI, Status
+from ninja.errors import HttpError, ValidationError
+
+import compiler
+from compiler import CompilerError
+from compiler.protocol import render_instruction
+from playground import errors, limits, service
+from playground.api_schemas import (
+    CompileIn,
+    CompileOut,
+    ErrorOut,
+    ExamplesOut,
+    HealthOut,
+    InstructionIn,
+    InstructionOut,
+    SchemasOut,
+)
+from playground.examples import examples
+from playground.figures import schema_json
+from playground.jsonio import OrjsonParser, OrjsonRenderer, dumps
+
+
+class Api(NinjaAPI):
+    def create_response(self, request, data, *, status=None, temporal_response=None):
+        response = super().create_response(
+            request, data, status=status, temporal_response=temporal_response
+        )
+        response["Cache-Control"] = "no-store"
+        return response
+
+
+api = Api(
+    title="contextgc",
+    version=compiler.__version__,
+    description="Compile an agent transcript down to what is currently true. Stateless.",
+    urls_namespace="api",
+    parser=OrjsonParser(),
+    renderer=OrjsonRenderer(),
+)
+ERRORS = {code: ErrorOut for code in (400, 413, 422, 429)}
+
+
+@api.post(
+    "/compile",
+    response={200: CompileOut, **ERRORS},
+    summary="Compile a transcript",
+    operation_id="compile",
+)
+def compile_(request, payload: CompileIn):
+    """Compile ``transcript`` (text in any format) or ``messages`` (an array)."""
+    # The body is the library's own output, rendered once: re-validating it against
+    # CompileOut would cost more than the compile. CompileOut still documents it.
+    limits.spend(request)
+    result = service.run_compile(**dict(payload))
+    response = HttpResponse(dumps(result.as_dict()), content_type="application/json")
+    response["Cache-Control"] = "no-store"
+    response["X-ContextGC-Telemetry"] = service.telemetry_header(result.telemetry)
+    return response
+
+
+@api.get("/schemas", response=SchemasOut, summary="Shipped schemas", operation_id="schemas")
+def schemas(request):
+    return {"schemas": [schema_json(name) for name in compiler.list_schemas()]}
+
+
+@api.get("/example", response=ExamplesOut, summary="Worked examples", operation_id="example")
+def example(request):
+    found = examples()
+    return {
+        "read_path_example": found["read_path"].request,
+        "write_path_example": found["write_path"].request,
+        "sources": {
+            "read_path_example": found["read_path"].source,
+            "write_path_example": found["write_path"].source,
+        },
+    }
+
+
+@api.post(
+    "/protocol-instruction",
+    response={200: InstructionOut, 422: ErrorOut},
+    summary="The state-protocol instruction",
+    operation_id="protocolInstruction",
+)
+def protocol_instruction(request, payload: InstructionIn):
+    slots = service.instruction_slots(payload.entity_schema, payload.slots)
+    text = render_instruction(slots)
+    return {"instruction": text, "slots": list(slots), "chars": len(text)}
+
+
+@api.get(
+    "/health",
+    response={200: HealthOut, 503: HealthOut},
+    summary="Liveness and database",
+    operation_id="health",
+)
+def health(request):
+    try:
+        connection.ensure_connection()
+    except Exception as exc:  # any failure to reach the database is "unavailable"
+        body = {"status": "unavailable", "compiler": compiler.__version__, "database": str(exc)}
+        return Status(503, body)
+    return {"status": "ok", "compiler": compiler.__version__, "database": "ok"}
+
+
+def _mapped(request, exc, api):
+    status, body, headers = errors.describe(exc)
+    response = api.create_response(request, body, status=status)
+    for name, value in headers.items():
+        response[name] = value
+    return response
+
+
+def _invalid(request, exc: ValidationError, api):
+    return api.create_response(request, errors.validation_body(exc.errors), status=422)
+
+
+def _http_error(request, exc: HttpError, api):
+    if exc.status_code == 400:  # ninja's only 400: a body that is not JSON
+        cause = f" ({exc.__cause__})" if exc.__cause__ else ""
+        body = errors.body("invalid_json", f"the request body is not valid JSON{cause}")
+    else:
+        body = errors.body("http_error", str(exc))
+    return api.create_response(request, body, status=exc.status_code)
+
+
+for kind in (service.RequestError, CompilerError, limits.RateLimited):
+    api.add_exception_handler(kind, partial(_mapped, api=api))
+api.add_exception_handler(ValidationError, partial(_invalid, api=api))
+api.add_exception_handler(HttpError, partial(_http_error, api=api))

@@ -1,0 +1,80 @@
+"""The console's work for one request: read the form, compile, build the report.
+
+The view stays a few lines: it asks ``outcome(request)`` what happened and
+renders it (the whole page, or for HTMX just the part that changed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.http import Http404, HttpResponse
+
+from compiler import CompilerError
+from playground import errors, limits
+from playground.examples import examples
+from playground.forms import CompileForm
+from playground.limits import RateLimited
+from playground.present import Report, report
+from playground.service import RequestError, run_compile
+
+
+@dataclass
+class Outcome:
+    form: CompileForm
+    report: Report | None = None
+    error: dict | None = None
+    status: int = 200
+    headers: dict = field(default_factory=dict)
+
+
+def outcome(request) -> Outcome:
+    """GET: an empty form, or a worked example compiled; POST: the posted form compiled."""
+    if request.method == "POST":
+        form = CompileForm(request.POST, request.FILES)
+        return compile_form(request, form) if form.is_valid() else Outcome(form, status=422)
+    slug = request.GET.get("example")
+    if slug is None:
+        return Outcome(CompileForm())
+    return compile_form(request, example_form(slug))
+
+
+def example_form(slug: str) -> CompileForm:
+    example = examples().get(slug)
+    if example is None:
+        raise Http404(f"no example {slug!r}")
+    form = CompileForm(
+        data={
+            "transcript": example.transcript,
+            "entity_schema": example.schema or "",
+            "mode": example.request.get("mode", "compact"),
+            "teach_protocol": example.request.get("teach_protocol", False),
+            "invariants": "\n".join(example.request.get("invariants", ())),
+            "declaration_policy": "flag",
+            "value_policy": "flag",
+        }
+    )
+    if not form.is_valid():  # the shipped examples are checked by the tests
+        raise ValueError(f"example {slug!r} does not fill the form: {form.errors.as_json()}")
+    return form
+
+
+def compile_form(request, form: CompileForm) -> Outcome:
+    fields = form.compile_fields()
+    try:
+        limits.spend(request)
+        result = run_compile(exact=True, **fields)
+    except (RequestError, CompilerError, RateLimited) as exc:
+        status, body, headers = errors.describe(exc)
+        return Outcome(form, error=body, status=status, headers=headers)
+    shown = report(
+        result, text=fields["transcript"], source=form.source, schema=fields["entity_schema"]
+    )
+    return Outcome(form, report=shown)
+
+
+def download(found: Report) -> HttpResponse:
+    """The compiled JSON (the API's response body) as a file."""
+    response = HttpResponse(found.compiled_json, content_type="application/json")
+    response["Content-Disposition"] = 'attachment; filename="contextgc-compiled.json"'
+    return response

@@ -1,0 +1,119 @@
+"""The console's form: a transcript (pasted or uploaded) and the compile options."""
+
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+
+from compiler import list_schemas
+from compiler.declare import POLICIES
+from compiler.emit import MODES
+
+NO_SCHEMA = ""
+
+POLICY_HELP = {
+    "declaration_policy": "When the agent declares a key the schema does not define.",
+    "value_policy": "When a declared value does not have the slot's shape.",
+}
+
+
+def _choices(values) -> list[tuple[str, str]]:
+    return [(value, value) for value in values]
+
+
+class CompileForm(forms.Form):
+    transcript = forms.CharField(
+        required=False,
+        strip=False,
+        label="Transcript",
+        help_text="Plain 'role: text' lines, an OpenAI message array, JSONL, a SWE-agent "
+        ".traj or tau-bench records.",
+        widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false", "class": "mono"}),
+    )
+    upload = forms.FileField(
+        required=False,
+        label="…or upload a file",
+        help_text="UTF-8 text, at most 256 KiB. An uploaded file is used instead of pasted text.",
+    )
+    entity_schema = forms.ChoiceField(
+        required=False,
+        label="Schema",
+        choices=[(NO_SCHEMA, "none — no state is tracked"), *_choices(list_schemas())],
+    )
+    mode = forms.ChoiceField(label="Mode", choices=_choices(MODES), initial="compact")
+    teach_protocol = forms.BooleanField(
+        required=False,
+        label="Teach the state protocol",
+        help_text="Adds the instruction that asks the agent to declare what changed.",
+    )
+    invariants = forms.CharField(
+        required=False,
+        label="Invariants",
+        help_text="Rules the model must keep, one a line; each is stated once.",
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
+    recall_query = forms.CharField(
+        required=False,
+        max_length=500,
+        label="Recall",
+        help_text="Words to find a retired turn by; the best match is appended to the last "
+        "user turn.",
+    )
+    declaration_policy = forms.ChoiceField(
+        label="Off-schema declarations",
+        choices=_choices(POLICIES),
+        initial="flag",
+        help_text=POLICY_HELP["declaration_policy"],
+    )
+    value_policy = forms.ChoiceField(
+        label="Wrong-shaped values",
+        choices=_choices(POLICIES),
+        initial="flag",
+        help_text=POLICY_HELP["value_policy"],
+    )
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
+
+    def clean_upload(self):
+        upload = self.cleaned_data.get("upload")
+        if upload is None:
+            return None
+        if upload.size > settings.CONTEXTGC_MAX_BODY_BYTES:
+            raise forms.ValidationError("The file is larger than 256 KiB.")
+        try:
+            return upload.read().decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise forms.ValidationError("The file is not UTF-8 text.") from None
+
+    def clean(self):
+        data = super().clean()
+        text = data.get("upload") or data.get("transcript") or ""
+        if not text.strip() and not self.errors:
+            raise forms.ValidationError("Paste a transcript or upload a file.")
+        data["text"] = text
+        return data
+
+    def compile_fields(self) -> dict:
+        """Keyword arguments for ``service.run_compile``."""
+        data = self.cleaned_data
+        return {
+            "transcript": data["text"],
+            "entity_schema": data["entity_schema"] or None,
+            "mode": data["mode"],
+            "teach_protocol": data["teach_protocol"],
+            "invariants": [
+                line.strip() for line in data["invariants"].splitlines() if line.strip()
+            ],
+            "recall_query": data["recall_query"].strip() or None,
+            "declaration_policy": data["declaration_policy"],
+            "value_policy": data["value_policy"],
+        }
+
+    @property
+    def source(self) -> str:
+        upload = self.files.get("upload")
+        if upload is not None and self.cleaned_data.get("upload"):
+            return f"uploaded file {upload.name} ({upload.size:,} bytes)"
+        return f"pasted text ({len(self.cleaned_data['text']):,} characters)"

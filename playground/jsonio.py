@@ -1,0 +1,53 @@
+"""JSON in and out of the API: orjson for speed, the standard library where orjson refuses.
+
+A transcript may carry a lone surrogate escape (``"\\ud800"``), which orjson will
+neither read nor write; the standard library will, so every request that parsed
+before still parses, and every answer still renders. Same data either way.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+from ninja.parser import Parser
+from ninja.renderers import BaseRenderer
+
+
+def loads(data: bytes | str) -> Any:
+    """Parse JSON; a ValueError says what is wrong, in the standard library's words.
+
+    Example:
+        >>> loads(b'{"a": [1, "\\\\ud800"]}')
+        {'a': [1, '\\ud800']}
+    """
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)
+
+
+def dumps(value: Any) -> bytes:
+    """Compact UTF-8 JSON.
+
+    Example:
+        >>> dumps({"a": "\\ud800", "b": 1})
+        b'{"a": "\\\\ud800", "b": 1}'
+    """
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return json.dumps(value).encode()
+
+
+class OrjsonParser(Parser):
+    def parse_body(self, request):
+        return loads(request.body)
+
+
+class OrjsonRenderer(BaseRenderer):
+    media_type = "application/json"
+
+    def render(self, request, data, *, response_status):
+        return dumps(data)

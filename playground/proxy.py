@@ -1,0 +1,105 @@
+"""``POST /v1/chat/completions``: compile the history, forward it, return the answer.
+
+Off (503) unless the operator sets ``CONTEXTGC_UPSTREAM_KEY``: a 503 is never a
+model's answer. The caller's ``Authorization`` is never read or forwarded. The
+caller may pass compile options in a ``contextgc`` object (same names as
+``/api/compile``); it is removed before the body goes upstream. Errors use
+OpenAI's error shape so OpenAI clients can read them.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+
+from django.conf import settings
+from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+
+from compiler import CompilerError
+from playground import errors, limits, service
+from playground.limits import RateLimited
+from playground.service import RequestError
+from playground.upstream import Upstream, UpstreamError
+
+DISABLED = (
+    "the proxy is off: the operator has not set CONTEXTGC_UPSTREAM_KEY. This is not a "
+    "model response. POST /api/compile compiles a history without calling any model."
+)
+
+
+def openai_errors(view):
+    """Answer the web layer's expected errors in OpenAI's shape."""
+
+    @functools.wraps(view)
+    def wrapped(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except UpstreamError as exc:
+            error = errors.body("upstream_error", str(exc), upstream_status=exc.upstream_status)
+            return JsonResponse(errors.openai_shape(error, "upstream_error"), status=502)
+        except (RequestError, CompilerError, RateLimited) as exc:
+            status, body, headers = errors.describe(exc)
+            response = JsonResponse(errors.openai_shape(body), status=status)
+            for name, value in headers.items():
+                response[name] = value
+            return response
+
+    return wrapped
+
+
+def read_request(request) -> tuple[dict, dict]:
+    """The chat body without our options, and those options; 400/422 when unusable."""
+    try:
+        body = json.loads(request.body)
+    except ValueError:
+        raise RequestError(400, "invalid_json", "the request body is not JSON") from None
+    if not isinstance(body, dict):
+        raise RequestError(400, "invalid_json", "the request body is not a JSON object")
+    options = body.pop("contextgc", None) or {}
+    if not isinstance(options, dict):
+        raise RequestError(422, "invalid_option", "'contextgc' must be an object of options")
+    unknown = sorted(set(options) - {"entity_schema", *service.OPTION_NAMES})
+    if unknown:
+        raise RequestError(
+            422, "invalid_option", f"unknown contextgc option(s): {', '.join(unknown)}"
+        )
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise RequestError(422, "no_messages", "'messages' must be a non-empty array")
+    return body, options
+
+
+def forward(body: dict, options: dict) -> tuple[dict, dict]:
+    """The body to send upstream (compiled messages, a model) and the telemetry."""
+    result = service.run_compile(messages=body["messages"], **options)
+    model = body.get("model") or settings.CONTEXTGC_UPSTREAM_MODEL
+    return {**body, "model": model, "messages": result.compiled_messages}, result.telemetry
+
+
+def upstream() -> Upstream:
+    return Upstream(
+        base=settings.CONTEXTGC_UPSTREAM_BASE,
+        key=settings.CONTEXTGC_UPSTREAM_KEY,
+        timeout=settings.CONTEXTGC_UPSTREAM_TIMEOUT,
+    )
+
+
+@csrf_exempt
+@require_POST
+@openai_errors
+def chat_completions(request):
+    if not settings.CONTEXTGC_UPSTREAM_KEY:
+        error = errors.body("proxy_disabled", DISABLED)
+        return JsonResponse(errors.openai_shape(error, "proxy_disabled"), status=503)
+    limits.spend(request)
+    body, tel = forward(*read_request(request))
+    if body.get("stream"):
+        response = StreamingHttpResponse(upstream().stream(body), content_type="text/event-stream")
+        response["X-Accel-Buffering"] = "no"
+    else:
+        response = HttpResponse(upstream().complete(body), content_type="application/json")
+    response["Cache-Control"] = "no-store"
+    response["X-ContextGC-Telemetry"] = service.telemetry_header(tel)
+    return response

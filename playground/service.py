@@ -1,0 +1,155 @@
+"""One compile for the web layer: the API, the console and the proxy all call this.
+
+It turns request fields into compiler options, runs the compiler, and returns
+what a response needs. Nothing is stored. Errors are the compiler's typed ones
+(``TranscriptError``, ``SchemaError``, ``OptionError``) plus ``RequestError``
+for input the compiler never sees; ``playground.errors`` maps them to one shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from compiler import (
+    SchemaError,
+    compile_messages,
+    compile_transcript,
+    list_schemas,
+    load_schema,
+)
+from compiler.schema import Schema
+from compiler.tokens import ExactCounter
+
+OPTION_NAMES = (
+    "mode",
+    "invariants",
+    "recall_query",
+    "teach_protocol",
+    "declaration_policy",
+    "value_policy",
+)
+
+
+class RequestError(Exception):
+    """Input rejected before or after the compiler runs: a status, a code, a reason."""
+
+    def __init__(self, status: int, code: str, message: str, **extra: Any):
+        super().__init__(message)
+        self.status, self.code, self.message, self.extra = status, code, message, extra
+
+
+@dataclass(frozen=True)
+class Result:
+    compiled_messages: list[dict]
+    telemetry: dict
+    parse_warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "compiled_messages": self.compiled_messages,
+            "telemetry": self.telemetry,
+            "parse_warnings": self.parse_warnings,
+        }
+
+
+@cache
+def shipped_schema(name: str) -> Schema:
+    """A shipped schema by name, loaded once per process. Never a path.
+
+    Example:
+        >>> shipped_schema("logistics").slot_names
+        ('delivery_address', 'payment_method')
+    """
+    if name not in list_schemas():
+        raise SchemaError(f"unknown schema {name!r}; shipped: {', '.join(list_schemas())}")
+    return load_schema(name)
+
+
+@cache
+def exact_counter() -> ExactCounter | None:
+    """The exact o200k counter when the ``exact`` extra is installed, else None."""
+    try:
+        return ExactCounter()
+    except Exception:  # the extra is optional: fall back to the chars/4 estimate
+        return None
+
+
+def options(entity_schema: str | None = None, **given: Any) -> dict:
+    """Compiler keyword arguments from request fields (``None`` means the default).
+
+    Example:
+        >>> options(entity_schema=None, mode="compact", recall_query=None)
+        {'mode': 'compact'}
+    """
+    chosen = {name: value for name, value in given.items() if value is not None}
+    unknown = sorted(set(chosen) - set(OPTION_NAMES))
+    if unknown:
+        raise RequestError(422, "invalid_option", f"unknown option(s): {', '.join(unknown)}")
+    if entity_schema:
+        chosen["schema"] = shipped_schema(entity_schema)
+    return chosen
+
+
+def run_compile(
+    *, transcript: str | None = None, messages: list | None = None, exact=False, **fields
+) -> Result:
+    """Compile a transcript (text in any format) or a message array.
+
+    Example:
+        >>> result = run_compile(transcript="user: Pay with my credit card.\\nassistant: ok",
+        ...                      entity_schema="logistics")
+        >>> result.telemetry["active_state_slots"]
+        {'payment_method': 'credit card'}
+    """
+    chosen = options(**fields)
+    counter = exact_counter() if exact else None
+    if (transcript is None) == (messages is None):
+        raise RequestError(
+            422,
+            "invalid_request",
+            "give exactly one of 'transcript' (text in any format) or 'messages' (an array)",
+        )
+    if transcript is not None:
+        out, tel, warnings = compile_transcript(transcript, token_counter=counter, **chosen)
+        return Result(out, tel, list(warnings))
+    if not messages:
+        raise RequestError(422, "no_messages", "'messages' is empty: there is nothing to compile")
+    out, tel = compile_messages(messages, token_counter=counter, **chosen)
+    if tel["messages_in"] == 0:
+        raise RequestError(
+            422,
+            "no_messages",
+            "no item of 'messages' is a message object",
+            parse_warnings=tel["parse_warnings"],
+        )
+    return Result(out, tel, list(tel["parse_warnings"]))
+
+
+def instruction_slots(entity_schema: str | None, slots: list[str] | None) -> tuple[str, ...]:
+    """The slots the protocol instruction names: a schema's, or the ones given."""
+    if entity_schema:
+        return shipped_schema(entity_schema).slot_names
+    if slots:
+        return tuple(dict.fromkeys(s.strip() for s in slots if s.strip()))
+    raise RequestError(
+        422,
+        "no_slots",
+        "name an 'entity_schema' or list 'slots': "
+        "the instruction names the keys an agent may declare",
+    )
+
+
+def telemetry_header(tel: dict) -> str:
+    """The ``X-ContextGC-Telemetry`` value: raw, compiled, saved %, compile ms.
+
+    Example:
+        >>> telemetry_header({"raw_token_count": 200, "compiled_token_count": 80,
+        ...                   "compression_ratio_pct": 60.0, "compile_time_ms": 1.234})
+        'raw=200; compiled=80; saved=60.0%; compile_ms=1.234'
+    """
+    return (
+        f"raw={tel['raw_token_count']}; compiled={tel['compiled_token_count']}; "
+        f"saved={tel['compression_ratio_pct']}%; compile_ms={tel['compile_time_ms']}"
+    )

@@ -1,0 +1,255 @@
+"""Load the compile API under gunicorn on loopback and set it beside the library's own time.
+
+    python3 -m pip install -e '.[site,bench]'
+    python3 tests/bench/load_api.py [--seconds 60] [--users 1] [--workers 2]
+
+It starts gunicorn (sync workers) on a free 127.0.0.1 port against ``DATABASE_URL``
+when that is set, else a fresh SQLite file; checks that one API answer equals the
+library's output; drives ``POST /api/compile`` with a real 62-message tau-bench
+airline transcript (``tests/fixtures/site``) through locust (headless, FastHttpUser)
+for the given time; and prints requests/s, p50/p99, errors and 5xx beside the
+library's in-process ``compile_messages`` p50/p99 for the same transcript. The rate
+limit stays on (set high enough never to trip) so its database writes are measured.
+
+Latencies are every request's own time as locust's request event reports it (float
+milliseconds), not locust's rounded summary. Only loopback traffic; bounded in time;
+every process it starts is stopped before it exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TRANSCRIPT = ROOT / "tests" / "fixtures" / "site" / "airline-task3-trial0-62-messages.json"
+SCHEMA = "travel"
+
+# Written to a temporary file and run by locust in its own process: importing locust
+# here would monkey-patch this interpreter (gevent), and pytest imports this module.
+LOCUSTFILE = """
+import json, os
+from locust import FastHttpUser, events, task
+
+BODY = open(os.environ["LOAD_BODY"], "rb").read()
+TIMES, STATUSES = [], {}
+
+@events.request.add_listener
+def record(response_time, response, exception, **kw):
+    TIMES.append(response_time)
+    code = getattr(response, "status_code", 0) if exception is None else 0
+    STATUSES[code] = STATUSES.get(code, 0) + 1
+
+@events.quitting.add_listener
+def dump(environment, **kw):
+    with open(os.environ["LOAD_OUT"], "w") as out:
+        json.dump({"times": TIMES, "statuses": STATUSES}, out)
+
+class Caller(FastHttpUser):
+    @task
+    def compile(self):
+        with self.client.post("/api/compile", data=BODY, catch_response=True,
+                              headers={"Content-Type": "application/json"}) as r:
+            if r.status_code != 200:
+                r.failure(f"HTTP {r.status_code}")
+"""
+
+
+def percentile(values: list[float], share: float) -> float:
+    """The nearest-rank percentile.
+
+    Example:
+        >>> percentile([4.0, 1.0, 3.0, 2.0], 0.5), percentile(list(range(1, 101)), 0.99)
+        (2.0, 99)
+    """
+    ordered = sorted(values)
+    return ordered[max(0, min(len(ordered) - 1, round(share * len(ordered)) - 1))]
+
+
+def library_times(messages: list, runs: int) -> list[float]:
+    """Milliseconds of ``compile_messages`` in this process, after a warm-up."""
+    from compiler import compile_messages, load_schema
+
+    schema = load_schema(SCHEMA)
+    for _ in range(50):
+        compile_messages(messages, schema=schema)
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        compile_messages(messages, schema=schema)
+        times.append((time.perf_counter() - start) * 1000)
+    return times
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def site_env(workdir: Path) -> dict[str, str]:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "playground.settings",
+        "DJANGO_SECRET_KEY": "load-test-only",
+        "DJANGO_DEBUG": "0",
+        "CONTEXTGC_RATE_LIMIT": "100000000",
+        "DJANGO_STATIC_ROOT": str(workdir / "static"),
+    }
+    (workdir / "static").mkdir(exist_ok=True)
+    if not env.get("DATABASE_URL"):
+        env["CONTEXTGC_SQLITE_PATH"] = str(workdir / "load.sqlite3")
+    return env
+
+
+def start_gunicorn(env: dict, port: int, workers: int, log: Path) -> subprocess.Popen:
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
+        cwd=ROOT, env=env, check=True,
+    )  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "playground.wsgi", "--workers", str(workers),
+         "--bind", f"127.0.0.1:{port}", "--log-level", "warning",
+         "--access-logfile", str(log), "--access-logformat", "%(U)s %(s)s %(D)s",
+         *os.environ.get("LOAD_GUNICORN_ARGS", "").split()],
+        cwd=ROOT, env=env, start_new_session=True,
+    )  # fmt: skip
+
+
+def wait_until_up(base: str, server: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"gunicorn exited with {server.returncode}")
+        try:
+            with urllib.request.urlopen(f"{base}/api/health", timeout=1):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise SystemExit("gunicorn did not start within 60 s")
+
+
+def check_answer(base: str, body: bytes, messages: list) -> None:
+    """One answer must be the library's own output before anything is timed."""
+    from compiler import compile_messages, load_schema
+
+    request = urllib.request.Request(
+        f"{base}/api/compile", body, {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        answer = json.loads(response.read())
+    expected, _ = compile_messages(messages, schema=load_schema(SCHEMA))
+    if answer["compiled_messages"] != expected:
+        raise SystemExit("the API's compiled messages differ from the library's")
+
+
+def run_locust(base: str, workdir: Path, body: bytes, users: int, seconds: int) -> dict:
+    locust = shutil.which("locust") or str(Path(sys.executable).with_name("locust"))
+    (workdir / "locustfile.py").write_text(LOCUSTFILE)
+    (workdir / "body.json").write_bytes(body)
+    env = {
+        **os.environ,
+        "LOAD_BODY": str(workdir / "body.json"),
+        "LOAD_OUT": str(workdir / "out.json"),
+    }
+    started = time.monotonic()
+    subprocess.run(
+        [locust, "-f", str(workdir / "locustfile.py"), "--headless", "--host", base,
+         "--users", str(users), "--spawn-rate", str(users), "--run-time", f"{seconds}s",
+         "--stop-timeout", "5", "--only-summary", "--loglevel", "WARNING"],
+        env=env, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        timeout=seconds + 60,
+    )  # fmt: skip
+    result = json.loads((workdir / "out.json").read_text())
+    result["elapsed"] = min(time.monotonic() - started, float(seconds))
+    return result
+
+
+def server_times(log: Path) -> list[float]:
+    """Milliseconds gunicorn spent on each compile request (its access log's %(D)s).
+
+    The first compile is the correctness check, not load, and is left out.
+    """
+    lines = [line.split() for line in log.read_text().splitlines()]
+    return [int(us) / 1000 for path, _, us in lines if path == "/api/compile"][1:]
+
+
+def report(args, messages, body, library, load) -> str:
+    times, statuses = load["times"], {int(k): v for k, v in load["statuses"].items()}
+    total = len(times)
+    errors = total - statuses.get(200, 0)
+    server_errors = sum(n for code, n in statuses.items() if code >= 500)
+    lib50, lib99 = percentile(library, 0.5), percentile(library, 0.99)
+    api50, api99 = percentile(times, 0.5), percentile(times, 0.99)
+    server = load["server"]
+    srv50, srv99 = percentile(server, 0.5), percentile(server, 0.99)
+    rate = total / args.seconds
+    database = "PostgreSQL (DATABASE_URL)" if os.environ.get("DATABASE_URL") else "SQLite file"
+    extra = os.environ.get("LOAD_GUNICORN_ARGS", "")
+    lines = [
+        f"transcript  {TRANSCRIPT.relative_to(ROOT)}: {len(messages)} messages, "
+        f"{len(body):,} bytes as a request, schema {SCHEMA}",
+        f"library     compile_messages in-process: p50 {lib50:.3f} ms, p99 {lib99:.3f} ms "
+        f"(N={len(library):,}, mean {statistics.fmean(library):.3f} ms)",
+        f"api         gunicorn, {args.workers} workers {extra or '(sync)'}, {database}, rate limit "
+        f"on; locust FastHttpUser, {args.users} users, {args.seconds} s, {os.cpu_count()} cores",
+        f"            requests {total:,} ({rate:.1f}/s), p50 {api50:.3f} ms, p99 {api99:.3f} ms, "
+        f"errors {errors}, 5xx {server_errors}, statuses {dict(sorted(statuses.items()))}",
+        f"server      gunicorn's own time per compile (access log, N={len(server):,}): "
+        f"p50 {srv50:.3f} ms, p99 {srv99:.3f} ms",
+        f"overhead    p50 over the library: {srv50 - lib50:.3f} ms inside the server, "
+        f"{api50 - lib50:.3f} ms as the load tool saw it (connect, send, receive included)",
+        "targets     "
+        + "; ".join(
+            f"{name}: {'met' if ok else 'MISSED'}"
+            for name, ok in (
+                ("p50 overhead <= 1 ms inside the server", srv50 - lib50 <= 1.0),
+                ("as the load tool saw it", api50 - lib50 <= 1.0),
+                (">= 300 requests/s", rate >= 300),
+                ("zero 5xx", server_errors == 0),
+            )
+        ),
+    ]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=int, default=60)
+    parser.add_argument("--users", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--library-runs", type=int, default=2000)
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    messages = json.loads(TRANSCRIPT.read_text(encoding="utf-8"))
+    body = json.dumps({"messages": messages, "entity_schema": SCHEMA}).encode()
+    library = library_times(messages, args.library_runs)
+    with tempfile.TemporaryDirectory(prefix="contextgc-load-") as tmp:
+        workdir, port = Path(tmp), free_port()
+        server = start_gunicorn(site_env(workdir), port, args.workers, workdir / "access.log")
+        try:
+            base = f"http://127.0.0.1:{port}"
+            wait_until_up(base, server)
+            check_answer(base, body, messages)
+            load = run_locust(base, workdir, body, args.users, args.seconds)
+        finally:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=30)
+        load["server"] = server_times(workdir / "access.log")
+    print(report(args, messages, body, library, load))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
