@@ -31,6 +31,11 @@ CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
     "django.contrib.staticfiles",
     "corsheaders",
     "csp",
@@ -39,21 +44,33 @@ INSTALLED_APPS = [
     "template_partials",
     "ninja",
     "playground",
+    "labelling",
+    "django_tasks",
+    "django_tasks_db",
 ]
 
 MIDDLEWARE = [
     "playground.middleware.BodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
     "corsheaders.middleware.CorsMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
 ROOT_URLCONF = "playground.urls"
+
+# Reviewers log in with Django's own auth (labelling/); the admin or
+# `manage.py create_reviewer` makes their accounts.
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "labelling:home"
+LOGOUT_REDIRECT_URL = "login"
 WSGI_APPLICATION = "playground.wsgi.application"
 
 TEMPLATES = [
@@ -65,6 +82,8 @@ TEMPLATES = [
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.template.context_processors.csrf",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
             ],
         },
     },
@@ -100,6 +119,11 @@ else:
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Background jobs (importing and measuring corpora): Django's tasks framework through
+# the django-tasks backport, queued in the database (django-tasks-db), so every
+# `manage.py db_worker` process on any machine shares one queue through PostgreSQL.
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 # The rate limit's counters live in the database, shared by every worker process.
 # Django's DatabaseCache increments by get-then-set (django-ratelimit's own check calls

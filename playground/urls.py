@@ -1,4 +1,6 @@
-from django.urls import path
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
 
 from playground import proxy, views
 from playground.api import api
@@ -8,4 +10,12 @@ urlpatterns = [
     path("console", views.console, name="console"),
     path("api/", api.urls),
     path("v1/chat/completions", proxy.chat_completions, name="chat-completions"),
+    path("labelling/", include("labelling.urls")),
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(template_name="labelling/login.html"),
+        name="login",
+    ),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
 ]

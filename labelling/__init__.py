@@ -1,0 +1,1 @@
+"""Labelling: corpora, extractions, worksheets, verdicts, label files, precision."""

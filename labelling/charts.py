@@ -1,0 +1,200 @@
+"""Pictures for the report pages, as server-rendered SVG: no script, no library.
+
+Three charts, each a pure function from figures to markup:
+
+- ``rate_bars``: one bar per row (a slot, a provenance) at its rate, with the 95%
+  Wilson interval drawn across it and its N written beside it;
+- ``reduction_bars``: token reduction per transcript, sorted, below the zero line
+  where the compiled context grew;
+- ``timeline``: one transcript's slots over its turns: each value from the turn
+  that set it to the turn that superseded it.
+
+Every piece of text is escaped. Colours are SVG presentation attributes, allowed by
+the site's content security policy (no inline style); text uses ``currentColor`` so
+it follows the page's light or dark scheme. Each chart is an ``img`` with a title,
+and every mark carries a ``<title>`` a person can hover or a screen reader can read.
+"""
+
+from __future__ import annotations
+
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+BAR = "#3b73d9"
+INTERVAL = "#1b1f24"
+GROWN = "#d64545"
+DIM = "#8a939d"
+WIDTH = 720
+ROW = 28
+LABEL_W = 190
+VALUE_W = 200
+
+
+def _svg(width: int, height: int, title: str, body: list[str], css: str) -> SafeString:
+    return mark_safe(
+        f'<svg class="chart {css}" role="img" aria-label="{escape(title)}" '
+        f'viewBox="0 0 {width} {height}" width="100%" preserveAspectRatio="xMinYMin meet" '
+        f'xmlns="http://www.w3.org/2000/svg" font-size="12" font-family="system-ui, sans-serif">'
+        f"<title>{escape(title)}</title>{''.join(body)}</svg>"
+    )
+
+
+def rate_bars(title: str, rows: list[dict]) -> SafeString:
+    """Bars at each row's rate with its Wilson interval; ``rows``: label, rate, n, wilson95.
+
+    A row with no decidable case gets no bar, and says n=0.
+
+    Example:
+        >>> svg = rate_bars("Corroborated", [{"label": "cabin", "rate": 0.75, "n": 145,
+        ...                                  "wilson95": [0.676, 0.815]}])
+        >>> svg.count('class="bar"'), svg.count('class="interval"'), "n=145" in svg
+        (1, 1, True)
+    """
+    plot = WIDTH - LABEL_W - VALUE_W
+    height = ROW * len(rows) + 30
+    body = [_axis_ticks(plot, height - 22)]
+    for index, row in enumerate(rows):
+        y = 8 + index * ROW
+        label = escape(row["label"])
+        body.append(
+            f'<text x="{LABEL_W - 8}" y="{y + 14}" text-anchor="end" fill="currentColor">'
+            f"{label}</text>"
+        )
+        if not row.get("n"):
+            body.append(
+                f'<text x="{LABEL_W + 4}" y="{y + 14}" fill="currentColor">'
+                "no decidable case (n=0)</text>"
+            )
+            continue
+        rate, (low, high) = row["rate"], row["wilson95"]
+        width = max(1.0, rate * plot)
+        words = f"{row['label']}: {rate:.1%}, n={row['n']}, 95% CI {low:.1%}–{high:.1%}"
+        body.append(
+            f'<g class="rate" data-label="{label}"><title>{escape(words)}</title>'
+            f'<rect class="bar" x="{LABEL_W}" y="{y + 3}" width="{width:.1f}" height="16" '
+            f'fill="{BAR}" opacity="0.75"/>'
+            f'<line class="interval" x1="{LABEL_W + low * plot:.1f}" '
+            f'x2="{LABEL_W + high * plot:.1f}" y1="{y + 11}" y2="{y + 11}" '
+            f'stroke="{INTERVAL}" stroke-width="2"/>'
+            f'<text x="{LABEL_W + plot + 8}" y="{y + 14}" fill="currentColor">'
+            f"{rate:.1%} (n={row['n']}, CI {low:.0%}–{high:.0%})</text></g>"
+        )
+    return _svg(WIDTH, height, title, body, "rate-bars")
+
+
+def _axis_ticks(plot: int, y: int) -> str:
+    ticks = []
+    for share in (0, 0.25, 0.5, 0.75, 1.0):
+        x = LABEL_W + share * plot
+        ticks.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="4" y2="{y}" stroke="{DIM}" '
+            f'stroke-width="0.5"/><text x="{x:.1f}" y="{y + 14}" text-anchor="middle" '
+            f'fill="currentColor" font-size="10">{share:.0%}</text>'
+        )
+    return "".join(ticks)
+
+
+def reduction_bars(title: str, rows: list[dict]) -> SafeString:
+    """Token reduction per transcript, sorted; ``rows``: ident, raw_tokens, compiled_tokens.
+
+    Example:
+        >>> svg = reduction_bars("Reduction", [{"ident": "a", "raw_tokens": 100,
+        ...     "compiled_tokens": 40}, {"ident": "b", "raw_tokens": 100, "compiled_tokens": 120}])
+        >>> svg.count('class="saved"'), svg.count('class="grew"')
+        (1, 1)
+    """
+    shares = sorted(
+        ((r["raw_tokens"] - r["compiled_tokens"]) / r["raw_tokens"], r["ident"])
+        for r in rows
+        if r["raw_tokens"]
+    )
+    height, top, bottom = 220, 10, 190
+    low = min([0.0, *(s for s, _ in shares)])
+    span = (1.0 - low) or 1.0
+    zero = top + (1.0 / span) * (bottom - top)
+    step = (WIDTH - 60) / max(1, len(shares))
+    body = [
+        f'<line x1="50" x2="{WIDTH}" y1="{zero:.1f}" y2="{zero:.1f}" stroke="currentColor"/>',
+        f'<text x="44" y="{top + 4}" text-anchor="end" fill="currentColor">100%</text>',
+        f'<text x="44" y="{zero + 4:.1f}" text-anchor="end" fill="currentColor">0%</text>',
+    ]
+    if low < 0:
+        body.append(
+            f'<text x="44" y="{bottom + 4}" text-anchor="end" fill="currentColor">{low:.0%}</text>'
+        )
+    for index, (share, ident) in enumerate(shares):
+        x = 55 + index * step
+        y_end = zero - share / span * (bottom - top)
+        y, h = (y_end, zero - y_end) if share >= 0 else (zero, y_end - zero)
+        css, colour = ("saved", BAR) if share >= 0 else ("grew", GROWN)
+        body.append(
+            f'<rect class="{css}" x="{x:.2f}" y="{y:.1f}" width="{max(step - 0.5, 0.5):.2f}" '
+            f'height="{max(h, 0.5):.1f}" fill="{colour}"><title>{escape(ident)}: '
+            f"{share:.1%}</title></rect>"
+        )
+    body.append(
+        f'<text x="{WIDTH / 2:.0f}" y="{height - 6}" text-anchor="middle" fill="currentColor">'
+        f"{len(shares)} transcripts, sorted by reduction; red: the compiled context grew</text>"
+    )
+    return _svg(WIDTH, height, title, body, "reduction-bars")
+
+
+def timeline(title: str, history: list[dict], turns: int) -> SafeString:
+    """One row per slot; each value a span from its turn to the turn that replaced it.
+
+    Example:
+        >>> svg = timeline("t", [{"slot": "cabin", "value": "economy", "turn": 2,
+        ...     "superseded_by": 9, "provenance": "inferred"}, {"slot": "cabin",
+        ...     "value": "business", "turn": 9, "superseded_by": None,
+        ...     "provenance": "acted"}], 12)
+        >>> svg.count('class="span live"'), svg.count('class="span superseded"')
+        (1, 1)
+    """
+    slots = sorted({e["slot"] for e in history})
+    last = max(turns - 1, 1)
+    plot = WIDTH - LABEL_W - 20
+    height = max(1, len(slots)) * 44 + 40
+
+    def x_of(turn: int) -> float:
+        return LABEL_W + min(turn, last) / last * plot
+
+    body = []
+    for step in range(0, last + 1, max(1, last // 10)):
+        x = x_of(step)
+        body.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="4" y2="{height - 24}" stroke="{DIM}" '
+            f'stroke-width="0.5"/><text x="{x:.1f}" y="{height - 10}" text-anchor="middle" '
+            f'fill="currentColor" font-size="10">t{step}</text>'
+        )
+    for row, slot in enumerate(slots):
+        y = 10 + row * 44
+        body.append(
+            f'<text x="{LABEL_W - 8}" y="{y + 18}" text-anchor="end" fill="currentColor">'
+            f"{escape(slot)}</text>"
+        )
+        entries = sorted((e for e in history if e["slot"] == slot), key=lambda e: e["turn"])
+        for n, entry in enumerate(entries):
+            body.append(_span(entry, x_of, last, y + (n % 2) * 14))
+    if not slots:
+        body.append(f'<text x="{LABEL_W}" y="30" fill="currentColor">No slot took a value.</text>')
+    return _svg(WIDTH, height, title, body, "timeline")
+
+
+def _span(entry: dict, x_of, last: int, y: float) -> str:
+    end = entry["superseded_by"]
+    live = end is None
+    start, stop = x_of(entry["turn"]), x_of(last if live else end)
+    words = (
+        f"{entry['slot']} = {entry['value']} ({entry.get('provenance') or '?'}), "
+        f"turn {entry['turn']}, " + ("live at the end" if live else f"superseded by turn {end}")
+    )
+    colour = BAR if live else DIM
+    css = "span live" if live else "span superseded"
+    value = escape(entry["value"] if len(entry["value"]) <= 28 else entry["value"][:27] + "…")
+    return (
+        f'<g class="{css}"><title>{escape(words)}</title>'
+        f'<rect x="{start:.1f}" y="{y + 6}" width="{max(stop - start, 3):.1f}" height="8" '
+        f'fill="{colour}" rx="2"/><circle cx="{start:.1f}" cy="{y + 10}" r="4" fill="{colour}"/>'
+        f'<text x="{start + 6:.1f}" y="{y + 4}" fill="currentColor" font-size="11">{value}</text>'
+        "</g>"
+    )

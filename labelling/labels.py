@@ -1,0 +1,302 @@
+"""Label files: the merged, final judgements, out of and back into the database.
+
+A label file is JSON with a fixed key order and rows sorted by transcript, slot, turn
+and value, so the same labels always give the same bytes. It is written from a
+finished worksheet (``export_worksheet``) or from the stored labels of a corpus and
+schema (``export_labels``); ``import_labels`` stores a file's rows as ``Label`` rows,
+all or nothing, so importing an exported file and exporting again gives an equal file.
+
+Export refuses while any row is unlabelled or disputed, naming each. Import refuses a
+row without a quote, with an unknown verdict, for a transcript the corpus does not
+hold, or that contradicts a label already stored — each named, nothing stored.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from labelling.models import (
+    Corpus,
+    Extraction,
+    Label,
+    Provenance,
+    Role,
+    VerdictChoice,
+    Worksheet,
+)
+from labelling.verdicts import RowState, RowStatus, row_states
+
+FORMAT = "contextgc-labels/1"
+ROW_FIELDS = (
+    "transcript",
+    "family",
+    "slot",
+    "turn",
+    "value",
+    "provenance",
+    "role",
+    "verdict",
+    "note",
+    "reviewers",
+    "adjudicated_by",
+    "suggestion_offered",
+    "schema_digest",
+    "compiler_version",
+    "quote",
+)
+_STORED = ("provenance", "role", "verdict", "note", "reviewers", "adjudicated_by", "quote")
+
+
+class ExportRefused(Exception):
+    def __init__(self, reasons: list[str]):
+        super().__init__("; ".join(reasons))
+        self.reasons = reasons
+
+
+class LabelImportRefused(Exception):
+    def __init__(self, reasons: list[str]):
+        super().__init__("; ".join(reasons))
+        self.reasons = reasons
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    created: int
+    unchanged: int
+
+
+def dumps(document: dict) -> str:
+    """The file's bytes as text: stable key order, two-space indent, final newline."""
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def filename(document: dict) -> str:
+    return f"labels-{document['corpus']}-{document['schema']}.json".replace("/", "_")
+
+
+def _document(corpus: Corpus, schema_name: str, rows: list[dict]) -> dict:
+    rows = sorted(rows, key=lambda r: (r["transcript"], r["slot"], r["turn"], r["value"]))
+    return {
+        "format": FORMAT,
+        "corpus": corpus.name,
+        "corpus_digest": corpus.digest,
+        "schema": schema_name,
+        "labels": rows,
+    }
+
+
+def _note(state: RowState) -> str:
+    parts = [f"{v.reviewer.get_username()}: {v.note}" for v in state.verdicts if v.note]
+    if state.adjudication is not None:
+        name = state.adjudication.adjudicator.get_username()
+        parts.append(f"adjudicated by {name}: {state.adjudication.reason}")
+    return " | ".join(parts)
+
+
+def _row_from_state(state: RowState, worksheet: Worksheet) -> dict:
+    extraction = state.row.extraction
+    values = {
+        "transcript": extraction.transcript.external_id,
+        "family": extraction.transcript.family,
+        "slot": extraction.slot,
+        "turn": extraction.turn,
+        "value": extraction.value,
+        "provenance": extraction.provenance,
+        "role": extraction.role,
+        "verdict": state.final,
+        "note": _note(state),
+        "reviewers": sorted(v.reviewer.get_username() for v in state.verdicts),
+        "adjudicated_by": (
+            state.adjudication.adjudicator.get_username() if state.adjudication else ""
+        ),
+        "suggestion_offered": state.row.suggestion is not None
+        or any(v.suggestion_offered for v in state.verdicts),
+        "schema_digest": worksheet.schema_digest,
+        "compiler_version": worksheet.run.compiler_version,
+        "quote": extraction.quote,
+    }
+    return {key: values[key] for key in ROW_FIELDS}
+
+
+def describe(state: RowState) -> str:
+    e = state.row.extraction
+    return (
+        f"row {state.row.position} ({e.slot} = {e.value!r}, "
+        f"{e.transcript.external_id} turn {e.turn})"
+    )
+
+
+def blockers(states: list[RowState]) -> list[str]:
+    """Why a worksheet cannot be exported yet: each unlabelled or disputed row."""
+    reasons = []
+    for state in states:
+        if state.status == RowStatus.UNLABELLED:
+            have, need = len(state.verdicts), state.required
+            reasons.append(f"{describe(state)}: unlabelled — {have} of {need} verdicts")
+        elif state.status == RowStatus.DISPUTED:
+            said = ", ".join(f"{v.reviewer.get_username()} {v.verdict}" for v in state.verdicts)
+            reasons.append(f"{describe(state)}: reviewers disagree ({said}), not adjudicated")
+    return reasons
+
+
+def export_worksheet(worksheet: Worksheet) -> dict:
+    """The label file of a finished worksheet; ``ExportRefused`` naming what is open."""
+    states = row_states(worksheet)
+    reasons = blockers(states)
+    if not states:
+        reasons = ["the worksheet has no rows"]
+    if reasons:
+        raise ExportRefused(reasons)
+    rows = [_row_from_state(state, worksheet) for state in states]
+    return _document(worksheet.run.corpus, worksheet.schema_name, rows)
+
+
+def _row_from_label(label: Label) -> dict:
+    values = {
+        "transcript": label.transcript.external_id,
+        "family": label.transcript.family,
+        **{key: getattr(label, key) for key in ("slot", "turn", "value", *_STORED)},
+        "suggestion_offered": label.suggestion_offered,
+        "schema_digest": label.schema_digest,
+        "compiler_version": label.compiler_version,
+    }
+    return {key: values[key] for key in ROW_FIELDS}
+
+
+def export_labels(corpus: Corpus, schema_name: str) -> dict:
+    """The label file of every stored label of ``corpus`` under ``schema_name``."""
+    labels = Label.objects.filter(transcript__corpus=corpus, schema_name=schema_name)
+    return _document(
+        corpus, schema_name, [_row_from_label(x) for x in labels.select_related("transcript")]
+    )
+
+
+def parse(text: str | bytes) -> dict:
+    """A label file's document, or ``LabelImportRefused`` saying where it is broken."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise LabelImportRefused(
+            [f"line {error.lineno}, column {error.colno}: not valid JSON ({error.msg})"]
+        ) from None
+    except UnicodeDecodeError as error:
+        raise LabelImportRefused([f"byte {error.start}: not UTF-8 text"]) from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise LabelImportRefused([f'not a label file: "format" must be "{FORMAT}"'])
+    if not isinstance(document.get("labels"), list):
+        raise LabelImportRefused(['"labels" must be a list of rows'])
+    return document
+
+
+def _row_problems(index: int, row, transcripts: dict) -> list[str]:
+    where = f"labels[{index}]"
+    if not isinstance(row, dict):
+        return [f"{where}: not an object"]
+    missing = [key for key in ROW_FIELDS if key not in row]
+    if missing:
+        return [f"{where}: missing {', '.join(missing)}"]
+    checks = [
+        (
+            row["verdict"] in VerdictChoice.values,
+            f"verdict {row['verdict']!r} is not one of " + ", ".join(VerdictChoice.values),
+        ),
+        (row["provenance"] in Provenance.values, f"unknown provenance {row['provenance']!r}"),
+        (row["role"] in Role.values, f"unknown role {row['role']!r}"),
+        (
+            isinstance(row["quote"], list) and bool(row["quote"]),
+            "no quote: a label must carry the turn it judged",
+        ),
+        (isinstance(row["turn"], int) and row["turn"] >= 0, "turn must be a whole number"),
+        (
+            isinstance(row["value"], str) and isinstance(row["slot"], str),
+            "slot and value must be text",
+        ),
+        (isinstance(row["reviewers"], list) and bool(row["reviewers"]), "no reviewers named"),
+        (
+            row["transcript"] in transcripts,
+            f"transcript {row['transcript']!r} is not in the corpus",
+        ),
+    ]
+    return [f"{where}: {message}" for ok, message in checks if not ok]
+
+
+def _label(row: dict, transcript, schema_name: str, worksheet) -> Label:
+    extraction = Extraction.objects.filter(
+        run__schema_name=schema_name,
+        run__schema_digest=row["schema_digest"],
+        transcript=transcript,
+        slot=row["slot"],
+        turn=row["turn"],
+        value=row["value"],
+    ).first()
+    return Label(
+        transcript=transcript,
+        schema_name=schema_name,
+        schema_digest=row["schema_digest"],
+        compiler_version=row["compiler_version"],
+        slot=row["slot"],
+        value=row["value"],
+        turn=row["turn"],
+        suggestion_offered=bool(row["suggestion_offered"]),
+        extraction=extraction,
+        worksheet=worksheet,
+        **{key: row[key] for key in _STORED},
+    )
+
+
+def import_labels(document: dict, *, worksheet: Worksheet | None = None) -> ImportSummary:
+    """Store every row of a label file as a ``Label``; all of them or none."""
+    corpus = Corpus.objects.filter(name=document.get("corpus")).first()
+    if corpus is None:
+        raise LabelImportRefused([f"no corpus called {document.get('corpus')!r}: import it first"])
+    if document.get("corpus_digest") not in (None, corpus.digest):
+        raise LabelImportRefused(
+            [f"corpus {corpus.name!r} here is not the file it was labelled on"]
+        )
+    schema_name = document.get("schema")
+    if not isinstance(schema_name, str) or not schema_name:
+        raise LabelImportRefused(['"schema" must name the schema the labels were made under'])
+    transcripts = {t.external_id: t for t in corpus.transcripts.all()}
+    problems, seen = [], set()
+    for index, row in enumerate(document["labels"]):
+        found = _row_problems(index, row, transcripts)
+        problems += found
+        if not found:
+            key = (row["transcript"], row["slot"], row["turn"], row["value"])
+            if key in seen:
+                problems.append(f"labels[{index}]: the same extraction is labelled twice")
+            seen.add(key)
+    if problems:
+        raise LabelImportRefused(problems)
+    created = unchanged = 0
+    with transaction.atomic():
+        for index, row in enumerate(document["labels"]):
+            transcript = transcripts[row["transcript"]]
+            stored = Label.objects.filter(
+                transcript=transcript,
+                schema_name=schema_name,
+                slot=row["slot"],
+                turn=row["turn"],
+                value=row["value"],
+            ).first()
+            if stored is None:
+                _label(row, transcript, schema_name, worksheet).save()
+                created += 1
+            elif _row_from_label(stored) == {key: row[key] for key in ROW_FIELDS}:
+                unchanged += 1
+            else:
+                problems.append(
+                    f"labels[{index}] ({row['slot']} = {row['value']!r}, {row['transcript']} "
+                    f"turn {row['turn']}): already labelled {stored.verdict} differently"
+                )
+        if problems:  # raised inside the transaction: nothing of this file is kept
+            raise LabelImportRefused(problems)
+    return ImportSummary(created, unchanged)
+
+
+def merge_worksheet(worksheet: Worksheet) -> ImportSummary:
+    """Fold a finished worksheet's final verdicts into the stored labels."""
+    return import_labels(export_worksheet(worksheet), worksheet=worksheet)

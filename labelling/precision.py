@@ -1,0 +1,226 @@
+"""Precision from the stored labels, with an honest interval.
+
+Two denominators, always side by side:
+
+- **rows**: every judged label (``unclear`` is counted, never judged);
+- **independent units**: one per (transcript family, turn, slot). Trajectories of
+  one issue (nebius ``<instance>#<n>``) or trials of one task (tau-bench
+  ``task<id>-trial<n>``) are one family; reading the same turn of the same issue
+  twice is one piece of evidence, and any incorrect row sinks its unit.
+
+The interval is Wilson's at 95% over units. A warning goes with a small n (under 20
+units) or a wide interval (over 30 points), because then the interval is the finding
+and the point estimate is not.
+
+Label drift: every label's transcript is compiled again with the current compiler
+and schema. A label whose extraction (slot, turn, value) no longer comes out is
+listed with its verdict — kept as a regression record, never silently dropped — and
+is left out of the figures, which describe what the compiler does now.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import compiler
+from compiler import SchemaError, load_schema
+from labelling.importing import reproduced_keys
+from labelling.models import Corpus, Label, VerdictChoice
+
+Z95 = 1.959963984540054
+SMALL_N = 20
+WIDE = 0.30
+
+
+def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float] | None:
+    """Wilson score interval for ``successes`` out of ``n``, clipped to [0, 1].
+
+    Example:
+        >>> low, high = wilson(36, 36)
+        >>> round(low, 3), high
+        (0.904, 1.0)
+        >>> [round(x, 3) for x in wilson(117, 130)]
+        [0.836, 0.941]
+        >>> wilson(0, 0) is None
+        True
+    """
+    if n == 0:
+        return None
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass
+class Figure:
+    """Precision of one slot (or all of them)."""
+
+    name: str
+    correct: int = 0
+    incorrect: int = 0
+    unclear: int = 0
+    units: dict = field(default_factory=dict)  # unit key → every judged row correct?
+
+    def add(self, unit: tuple, verdict: str) -> None:
+        if verdict == VerdictChoice.UNCLEAR:
+            self.unclear += 1
+            return
+        ok = verdict == VerdictChoice.CORRECT
+        self.correct += ok
+        self.incorrect += not ok
+        self.units[unit] = self.units.get(unit, True) and ok
+
+    @property
+    def rows(self) -> int:
+        return self.correct + self.incorrect
+
+    @property
+    def row_precision(self) -> float | None:
+        return self.correct / self.rows if self.rows else None
+
+    @property
+    def unit_n(self) -> int:
+        return len(self.units)
+
+    @property
+    def unit_correct(self) -> int:
+        return sum(self.units.values())
+
+    @property
+    def unit_precision(self) -> float | None:
+        return self.unit_correct / self.unit_n if self.unit_n else None
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        return wilson(self.unit_correct, self.unit_n)
+
+    @property
+    def warnings(self) -> list[str]:
+        out = []
+        if self.unit_n == 0:
+            return ["nothing judged: no precision can be stated"]
+        if self.rows > self.unit_n:
+            out.append(
+                f"n is inflated: {self.rows} rows collapse to {self.unit_n} independent units"
+            )
+        if self.unit_n < SMALL_N:
+            out.append(
+                f"n is small ({self.unit_n} < {SMALL_N} units): read the interval, not the point"
+            )
+        low, high = self.interval
+        if high - low > WIDE:
+            out.append(f"the 95% interval is {round(100 * (high - low))} points wide")
+        return out
+
+
+@dataclass
+class Report:
+    corpus: Corpus
+    schema_name: str
+    schema_digest: str | None
+    compiler_version: str
+    labels: int
+    overall: Figure
+    slots: list[Figure]
+    drifted: list[Label]
+    notes: list[str]
+
+    def as_dict(self) -> dict:
+        """The figures as plain data (the command's ``--json``)."""
+
+        def figure(f: Figure) -> dict:
+            interval = f.interval
+            return {
+                "slot": f.name,
+                "rows": f.rows,
+                "correct": f.correct,
+                "incorrect": f.incorrect,
+                "unclear": f.unclear,
+                "row_precision": f.row_precision,
+                "units": f.unit_n,
+                "units_correct": f.unit_correct,
+                "unit_precision": f.unit_precision,
+                "ci95": list(interval) if interval else None,
+                "warnings": f.warnings,
+            }
+
+        return {
+            "corpus": self.corpus.name,
+            "schema": self.schema_name,
+            "schema_digest": self.schema_digest,
+            "compiler_version": self.compiler_version,
+            "labels": self.labels,
+            "overall": figure(self.overall),
+            "slots": [figure(f) for f in self.slots],
+            "drifted": [
+                {
+                    "transcript": x.transcript.external_id,
+                    "slot": x.slot,
+                    "turn": x.turn,
+                    "value": x.value,
+                    "verdict": x.verdict,
+                    "note": x.note,
+                }
+                for x in self.drifted
+            ],
+            "notes": self.notes,
+        }
+
+
+def unit_of(label: Label) -> tuple[str, int, str]:
+    return (label.transcript.family, label.turn, label.slot)
+
+
+def precision_report(corpus: Corpus, schema_name: str) -> Report:
+    labels = list(
+        Label.objects.filter(transcript__corpus=corpus, schema_name=schema_name)
+        .select_related("transcript")
+        .order_by("transcript__position", "slot", "turn", "value")
+    )
+    notes: list[str] = []
+    try:
+        schema = load_schema(schema_name)
+    except (SchemaError, KeyError, FileNotFoundError):
+        schema = None
+        notes.append(f"schema {schema_name!r} no longer ships: every label is listed as drifted")
+    current, drifted = _split_by_reproduction(labels, schema)
+    overall, slots = Figure("all slots"), {}
+    for label in current:
+        overall.add(unit_of(label), label.verdict)
+        slots.setdefault(label.slot, Figure(label.slot)).add(unit_of(label), label.verdict)
+    digests = sorted({x.schema_digest for x in labels})
+    if schema is not None and any(d != schema.digest for d in digests):
+        notes.append(
+            f"labels were made under schema digests {', '.join(digests)}; "
+            f"the current digest is {schema.digest}"
+        )
+    return Report(
+        corpus=corpus,
+        schema_name=schema_name,
+        schema_digest=schema.digest if schema else None,
+        compiler_version=compiler.__version__,
+        labels=len(labels),
+        overall=overall,
+        slots=[slots[name] for name in sorted(slots)],
+        drifted=drifted,
+        notes=notes,
+    )
+
+
+def _split_by_reproduction(labels: list[Label], schema) -> tuple[list[Label], list[Label]]:
+    if schema is None:
+        return [], labels
+    by_transcript = defaultdict(list)
+    for label in labels:
+        by_transcript[label.transcript_id].append(label)
+    current, drifted = [], []
+    for group in by_transcript.values():
+        keys = reproduced_keys(group[0].transcript, schema)
+        for label in group:
+            (current if (label.slot, label.turn, label.value) in keys else drifted).append(label)
+    order = {id(x): i for i, x in enumerate(labels)}
+    return sorted(current, key=lambda x: order[id(x)]), sorted(drifted, key=lambda x: order[id(x)])

@@ -1,0 +1,1002 @@
+"""Ground truth that is not a person: the environment's own records.
+
+A tau-bench conversation runs against a database (``<corpora>/<domain>/db/``), and
+every tool result inside it is a read of that database at that moment. Together
+they are a timeline of what was booked, ordered or changed, held aside from the
+compiler under test: the compiler never reads a machine payload, the scorer reads
+nothing else.
+
+    score_records(corpora_dir, "airline") -> a JSON-ready report
+
+Each register history entry (every value any slot held, with the turn that set it
+and its provenance) lands in one bucket:
+
+- **corroborated**: the value equals the slot's field in the record state just
+  before its turn, or in any state recorded at or after it (the agent applies a
+  change, the next tool result shows it);
+- **contradicted**: it matches none of them, and some record at or after the turn
+  holds the slot's field, so the outcome was seen and disagrees;
+- **unverifiable**: it matches nothing and no record at or after the turn holds
+  the field (the conversation ended before the change could show), or no record
+  in the conversation holds the field at all: silence, not disagreement;
+- **unchecked**: the slot has no record field.
+
+The rate is corroborated over corroborated + contradicted, with its N and a 95%
+Wilson interval; unverifiable is reported beside it, never folded in. What a
+record state is: the database entry of every reservation, order or user the
+conversation touched (read in a tool result or named in a tool-call argument),
+at turn -1, and every tool result that is such a record, at its own turn.
+
+What means the same is compared as the same: dates in any spelling, cabins with
+spaces or underscores, a payment method id (``credit_card_4421486``) against its
+kind and card brand ("credit card", "Visa"), an address on its house number and
+street only. The final register is also checked against the task's gold actions
+(``info.task.actions``), an independent statement of what the customer wanted.
+
+A record says a value was real. It cannot say the sentence meant it: a
+hypothetical that happens to name the booked cabin scores corroborated.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from compiler import load_schema, run
+from compiler.extract import argument_at
+from compiler.formats import formats_many
+from compiler.messages import Message
+from compiler.register import Entry
+from tests.bench.fit_schemas import wilson95
+from tests.bench.measure import gold_values, normalise, verdict
+
+QUOTE_CHARS = 600
+
+
+class Bucket(StrEnum):
+    CORROBORATED = "corroborated"
+    CONTRADICTED = "contradicted"
+    UNVERIFIABLE = "unverifiable"
+    UNCHECKED = "unchecked"
+
+
+class Kind(StrEnum):
+    """What a record is a record of."""
+
+    RESERVATION = "reservation"
+    ORDER = "order"
+    USER = "user"
+
+
+BUCKETS = tuple(Bucket)
+PROVENANCES = ("declared", "acted", "inferred")
+NO_RECORD_AFTER = "no record at or after the turn"
+NO_RECORD_FIELD = "no record in the conversation holds this slot"
+NO_FIELD = "the slot has no record field"
+
+
+class Note(StrEnum):
+    """What reading a contradicted entry beside its records shows, found mechanically."""
+
+    UNAPPLIED = "unapplied"
+    GOLD_AGREES = "gold_agrees"
+    LEG_AIRPORT = "leg_airport"
+
+
+NOTES = {
+    Note.UNAPPLIED: "the agent made a committing tool call with this value, and the record "
+    "that call returned still holds the old value: the environment did not apply it",
+    Note.GOLD_AGREES: "the task's gold actions give this value",
+    Note.LEG_AIRPORT: "the airport of one leg (a connection, or a leg of an odd itinerary), "
+    "not an endpoint of the trip",
+}
+
+
+@dataclass(frozen=True)
+class Domain:
+    """One tau-bench environment: its transcripts, its database, the schema scored."""
+
+    name: str
+    schema: str
+    transcripts: tuple[str, ...]
+    database: tuple[tuple[Kind, str], ...]
+
+
+DOMAINS = {
+    "airline": Domain(
+        "airline",
+        "travel",
+        ("airline/gpt-4o-trajectories-dev.json", "airline/few_shot.jsonl"),
+        ((Kind.RESERVATION, "airline/db/reservations.json"), (Kind.USER, "airline/db/users.json")),
+    ),
+    "retail": Domain(
+        "retail",
+        "logistics",
+        ("retail/few_shot-dev.jsonl",),
+        ((Kind.ORDER, "retail/db/orders.json"), (Kind.USER, "retail/db/users.json")),
+    ),
+}
+
+
+# -- the database and the snapshots of it a conversation shows --------------------
+
+
+@dataclass(frozen=True)
+class Database:
+    """The environment's records before any conversation: kind → id → record."""
+
+    records: dict[Kind, dict[str, dict]]
+    user_by_email: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, records: dict[Kind, dict[str, dict]]) -> Database:
+        users = records.get(Kind.USER, {})
+        emails = {r["email"].casefold(): key for key, r in users.items() if r.get("email")}
+        return cls(records, emails)
+
+    def get(self, kind: Kind, key: str) -> dict | None:
+        return self.records.get(kind, {}).get(key)
+
+    def card_brand(self, payment_id: str) -> str | None:
+        """The brand of a stored card (``visa``), searched across every user."""
+        for user in self.records.get(Kind.USER, {}).values():
+            method = (user.get("payment_methods") or {}).get(payment_id)
+            if method:
+                return method.get("brand")
+        return None
+
+
+def load_database(corpora: Path, domain: Domain) -> Database:
+    records = {}
+    for kind, relative in domain.database:
+        records[kind] = json.loads((corpora / relative).read_text(encoding="utf-8"))
+    return Database.of(records)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One record as it stood at ``turn`` (-1: the database before the conversation)."""
+
+    turn: int
+    kind: Kind
+    key: str
+    record: dict = field(compare=False, repr=False)
+
+    @property
+    def source(self) -> str:
+        return "database" if self.turn < 0 else "tool result"
+
+
+_ID_ARGUMENTS = {"reservation_id": Kind.RESERVATION, "order_id": Kind.ORDER, "user_id": Kind.USER}
+
+
+def snapshots(messages: tuple[Message, ...], db: Database) -> list[Snapshot]:
+    """Every record state the conversation shows, and the database state of each
+    record it touched, in turn order.
+
+    Example:
+        >>> db = Database.of({Kind.RESERVATION: {"ABC123": {"reservation_id": "ABC123",
+        ...     "flights": [], "cabin": "economy"}}, Kind.USER: {}})
+        >>> after = {"reservation_id": "ABC123", "flights": [], "cabin": "business"}
+        >>> msgs = (Message("user", "change ABC123"), Message("tool", json.dumps(after)))
+        >>> [(s.turn, s.kind.value, s.key, s.record["cabin"]) for s in snapshots(msgs, db)]
+        [(-1, 'reservation', 'ABC123', 'economy'), (1, 'reservation', 'ABC123', 'business')]
+    """
+    seen: list[Snapshot] = []
+    touched: set[tuple[Kind, str]] = set()
+    for turn, message in enumerate(messages):
+        for call in message.tool_calls:
+            touched.update(_named_ids(call.arguments))
+        if message.role != "tool":
+            continue
+        found = _record_of(message.text, db)
+        if found is None:
+            if message.text.strip() in db.records.get(Kind.USER, {}):
+                touched.add((Kind.USER, message.text.strip()))  # a user id looked up
+            continue
+        kind, key, record = found
+        seen.append(Snapshot(turn, kind, key, record))
+        touched.add((kind, key))
+    initial = [
+        Snapshot(-1, k, key, db.get(k, key)) for k, key in touched if db.get(k, key) is not None
+    ]
+    return sorted(initial, key=lambda s: (s.kind, s.key)) + seen
+
+
+def _named_ids(arguments: str) -> Iterable[tuple[Kind, str]]:
+    try:
+        parsed = json.loads(arguments) if arguments else None
+    except ValueError:
+        return ()
+    if not isinstance(parsed, dict):
+        return ()
+    return [
+        (kind, parsed[name])
+        for name, kind in _ID_ARGUMENTS.items()
+        if isinstance(parsed.get(name), str)
+    ]
+
+
+def _record_of(text: str, db: Database) -> tuple[Kind, str, dict] | None:
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(record, dict):
+        return None
+    if isinstance(record.get("reservation_id"), str) and "flights" in record:
+        return Kind.RESERVATION, record["reservation_id"], record
+    if isinstance(record.get("order_id"), str) and "items" in record:
+        return Kind.ORDER, record["order_id"], record
+    if "payment_methods" in record and isinstance(record.get("email"), str):
+        # A user record does not carry its own id; the database knows it by e-mail.
+        key = db.user_by_email.get(record["email"].casefold(), f"email:{record['email']}")
+        return Kind.USER, key, record
+    return None
+
+
+# -- what a record says about a slot, and when two values mean the same -------------
+
+
+@dataclass(frozen=True)
+class Field:
+    """Where a slot's value sits in a record, said in words for the report."""
+
+    where: str
+    values: Callable[[Snapshot, Database], list]
+
+
+def _reservation(pick):
+    return lambda s, db: pick(s.record) if s.kind is Kind.RESERVATION else []
+
+
+def _legs(name: str):
+    return _reservation(lambda r: [f.get(name) for f in r.get("flights") or ()])
+
+
+def _endpoint(near: str, far: str):
+    def pick(record):
+        round_trip = record.get("flight_type") == "round_trip"
+        return [record.get(near), *([record.get(far)] if round_trip else [])]
+
+    return _reservation(pick)
+
+
+def _user_or_reservation_ids(s: Snapshot, db: Database) -> list:
+    if s.kind is Kind.RESERVATION:
+        return [s.record.get("user_id")]
+    if s.kind is Kind.USER and not s.key.startswith("email:"):
+        return [s.key]
+    return []
+
+
+def _reservation_ids(s: Snapshot, db: Database) -> list:
+    if s.kind is Kind.RESERVATION:
+        return [s.key]
+    if s.kind is Kind.USER:
+        return list(s.record.get("reservations") or ())
+    return []
+
+
+def _addresses(s: Snapshot, db: Database) -> list:
+    return [s.record.get("address")] if s.kind in (Kind.ORDER, Kind.USER) else []
+
+
+def _payments(s: Snapshot, db: Database) -> list:
+    if s.kind is not Kind.ORDER:
+        return []
+    record = s.record
+    ids = [p.get("payment_method_id") for p in record.get("payment_history") or ()]
+    ids += [record.get("exchange_payment_method_id"), record.get("return_payment_method_id")]
+    return [(i, db.card_brand(i)) for i in ids if isinstance(i, str)]
+
+
+FIELDS: dict[str, dict[str, Field]] = {
+    "travel": {
+        "cabin_class": Field("reservation.cabin", _reservation(lambda r: [r.get("cabin")])),
+        "active_reservation": Field(
+            "reservation.reservation_id; user.reservations", _reservation_ids
+        ),
+        "origin_airport": Field(
+            "reservation.origin (and .destination of a round trip)",
+            _endpoint("origin", "destination"),
+        ),
+        "destination_airport": Field(
+            "reservation.destination (and .origin of a round trip)",
+            _endpoint("destination", "origin"),
+        ),
+        "flight_number": Field("reservation.flights[].flight_number", _legs("flight_number")),
+        "flight_date": Field("reservation.flights[].date", _legs("date")),
+        "passenger_id": Field(
+            "reservation.user_id; the id of a user record (found by e-mail)",
+            _user_or_reservation_ids,
+        ),
+    },
+    "logistics": {
+        "delivery_address": Field(
+            "order.address; user.address (house number and street)", _addresses
+        ),
+        "payment_method": Field(
+            "order.payment_history[].payment_method_id, exchange_/return_payment_method_id "
+            "(kind, and card brand from the user's stored methods)",
+            _payments,
+        ),
+    },
+}
+
+_STREET_SUFFIXES = {
+    "st": "street",
+    "ave": "avenue",
+    "av": "avenue",
+    "rd": "road",
+    "dr": "drive",
+    "ln": "lane",
+    "blvd": "boulevard",
+    "ct": "court",
+    "pl": "place",
+    "pkwy": "parkway",
+    "ter": "terrace",
+    "cir": "circle",
+    "trl": "trail",
+    "hwy": "highway",
+}
+_HOUSE = re.compile(r"^\s*(\d{1,6})\s+([A-Za-z][A-Za-z .'-]*?)\s*$")
+
+
+def address_key(value: Any) -> tuple[str, str] | None:
+    """House number and street of an address line or record, for comparison.
+
+    Example:
+        >>> address_key("464 Oak St., Suite 664, San Diego, CA 92135")
+        ('464', 'oak street')
+        >>> address_key({"address1": "464 Oak Street", "address2": "Suite 664"})
+        ('464', 'oak street')
+        >>> address_key("somewhere nice") is None
+        True
+    """
+    line = value.get("address1", "") if isinstance(value, dict) else str(value)
+    found = _HOUSE.match(line.split(",")[0])
+    if not found:
+        return None
+    words = found.group(2).casefold().replace(".", " ").split()
+    if words and words[-1] in _STREET_SUFFIXES:
+        words[-1] = _STREET_SUFFIXES[words[-1]]
+    return found.group(1), " ".join(words)
+
+
+def street_line_only(value: str) -> bool:
+    """Whether an address stops at the street line (no city, state or ZIP).
+
+    Example:
+        >>> street_line_only("464 Oak Street, Suite 664"), street_line_only("1 A St, Austin, TX")
+        (True, False)
+    """
+    rest = [p.strip() for p in value.split(",")[1:]]
+    return all(re.match(r"(?i)(apt|apartment|suite|unit|#)", p) for p in rest)
+
+
+_BRANDS = {
+    "visa": "visa",
+    "mastercard": "mastercard",
+    "master card": "mastercard",
+    "amex": "amex",
+    "american express": "amex",
+    "discover": "discover",
+}
+
+
+_KINDS = (
+    ("gift card", "gift_card"),
+    ("paypal", "paypal"),
+    ("credit card", "credit_card"),
+    ("debit card", "credit_card"),
+)
+
+
+def payment_key(value: Any) -> tuple[str, str | None] | None:
+    """(kind, brand or None) of a spoken payment method or a stored method id.
+
+    Example:
+        >>> payment_key("gift card balance"), payment_key("PayPal account")
+        (('gift_card', None), ('paypal', None))
+        >>> payment_key("Visa"), payment_key(("credit_card_4421486", "visa"))
+        (('credit_card', 'visa'), ('credit_card', 'visa'))
+        >>> payment_key("cash") is None
+        True
+    """
+    if isinstance(value, tuple):
+        method_id, brand = value
+        kind = re.sub(r"_\d+$", "", method_id)
+        return kind, (brand or None) if kind == "credit_card" else None
+    text = " ".join(str(value).casefold().replace("-", " ").split())
+    for spoken, brand in _BRANDS.items():
+        if re.search(rf"\b{spoken}\b", text):
+            return "credit_card", brand
+    for spoken, kind in _KINDS:
+        if spoken in text:
+            return kind, None
+    return None
+
+
+def same(slot: str, value: str, recorded: Any) -> bool:
+    """Whether a register value and a recorded field value mean the same.
+
+    Example:
+        >>> same("flight_date", "May 20th", "2024-05-20"), same("cabin_class", "basic economy",
+        ...     "basic_economy")
+        (True, True)
+        >>> same("payment_method", "credit card", ("credit_card_1", "mastercard"))
+        True
+        >>> same("payment_method", "Visa", ("credit_card_1", "mastercard"))
+        False
+        >>> same("delivery_address", "760 Elm Ave", {"address1": "760 Elm Avenue"})
+        True
+    """
+    if recorded is None:
+        return False
+    if slot == "delivery_address":
+        mine = address_key(value)
+        return mine is not None and mine == address_key(recorded)
+    if slot == "payment_method":
+        mine, theirs = payment_key(value), payment_key(recorded)
+        if mine is None or theirs is None or mine[0] != theirs[0]:
+            return False
+        return mine[1] is None or mine[1] == theirs[1]
+    return normalise(slot, value) == normalise(slot, str(recorded))
+
+
+# -- scoring ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Seen:
+    """The slot's values in one record state."""
+
+    turn: int
+    source: str
+    record: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One register history entry and what the records say about it."""
+
+    transcript: str
+    slot: str
+    value: str
+    turn: int
+    provenance: str
+    live: bool
+    bucket: Bucket
+    reason: str = ""
+    matched: Seen | None = None
+    before: tuple[Seen, ...] = ()
+    after: tuple[Seen, ...] = ()
+    partial: bool = False
+    quote: tuple[dict, ...] = ()
+    notes: tuple[Note, ...] = ()
+
+
+def score_entry(
+    entry: Entry, states: list[Snapshot], db: Database, schema: str
+) -> tuple[Bucket, str, Seen | None, tuple[Seen, ...], tuple[Seen, ...]]:
+    """The bucket of one entry, the reason, the state it matched, and the states used.
+
+    Example:
+        >>> from compiler.extract import Provenance
+        >>> db = Database.of({Kind.RESERVATION: {}, Kind.USER: {}})
+        >>> booked = {"reservation_id": "R1", "flights": [], "cabin": "business"}
+        >>> states = [Snapshot(7, Kind.RESERVATION, "R1", booked)]
+        >>> entry = Entry("cabin_class", "Business", 3, Provenance.INFERRED, (3,))
+        >>> score_entry(entry, states, db, "travel")[:2]
+        (<Bucket.CORROBORATED: 'corroborated'>, '')
+        >>> late = Entry("cabin_class", "economy", 9, Provenance.INFERRED, (9,))
+        >>> score_entry(late, states, db, "travel")[:2]
+        (<Bucket.UNVERIFIABLE: 'unverifiable'>, 'no record at or after the turn')
+    """
+    spec = FIELDS.get(schema, {}).get(entry.slot)
+    if spec is None:
+        return Bucket.UNCHECKED, NO_FIELD, None, (), ()
+    latest: dict[tuple[Kind, str], Snapshot] = {}
+    for state in states:
+        if state.turn < entry.turn:
+            latest[(state.kind, state.key)] = state
+    before = _seen(latest.values(), spec, db)
+    after = _seen((s for s in states if s.turn >= entry.turn), spec, db)
+    for seen in (*before, *after):
+        if any(same(entry.slot, entry.value, raw) for raw in seen.raw):
+            return Bucket.CORROBORATED, "", seen.public, _public(before), _public(after)
+    if after:
+        return Bucket.CONTRADICTED, "", None, _public(before), _public(after)
+    reason = NO_RECORD_AFTER if before else NO_RECORD_FIELD
+    return Bucket.UNVERIFIABLE, reason, None, _public(before), ()
+
+
+@dataclass(frozen=True)
+class _Raw:
+    public: Seen
+    raw: tuple
+
+
+def _seen(states: Iterable[Snapshot], spec: Field, db: Database) -> tuple[_Raw, ...]:
+    out = []
+    for state in states:
+        raw = tuple(v for v in spec.values(state, db) if v not in (None, ""))
+        if raw:
+            shown = tuple(_show(v) for v in raw)
+            label = f"{state.kind.value} {state.key}"
+            out.append(_Raw(Seen(state.turn, state.source, label, shown), raw))
+    return tuple(out)
+
+
+def _public(seen: tuple[_Raw, ...]) -> tuple[Seen, ...]:
+    return tuple(s.public for s in seen)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, dict):
+        parts = (value.get(k) for k in ("address1", "address2", "city", "state", "zip"))
+        return ", ".join(p for p in parts if p)
+    if isinstance(value, tuple):
+        return value[0] + (f" ({value[1]})" if value[1] else "")
+    return str(value)
+
+
+def quote(messages: tuple[Message, ...], turn: int) -> tuple[dict, ...]:
+    """The turn and its neighbours, as a person reads them (600 characters each)."""
+    rows = []
+    for at in range(max(0, turn - 1), min(len(messages), turn + 2)):
+        message = messages[at]
+        text = message.text
+        if message.tool_calls and not text:
+            text = "; ".join(
+                f"{c.name or '(unnamed tool)'}({c.arguments})" for c in message.tool_calls
+            )
+        clipped = text if len(text) <= QUOTE_CHARS else text[: QUOTE_CHARS - 1] + "…"
+        rows.append({"turn": at, "role": message.role, "text": clipped})
+    return tuple(rows)
+
+
+@dataclass(frozen=True)
+class TranscriptScore:
+    ident: str
+    scored: tuple[Scored, ...]
+    final: dict[str, tuple[str, str]]  # slot → (value, provenance) of the live register
+    gold: dict[str, frozenset[str]] | None
+    named_calls: int
+    unnamed_calls: int
+
+
+def score_transcript(ident: str, parsed, schema, db: Database) -> TranscriptScore:
+    """Every history entry of one transcript, scored against its records."""
+    result = run(parsed.messages, schema=schema)
+    states = snapshots(result.input, db)
+    gold = gold_values(parsed.record) if parsed.record is not None else None
+    scored = []
+    for entry in result.register.history:
+        bucket, reason, matched, before, after = score_entry(entry, states, db, schema.name)
+        contradicted = bucket is Bucket.CONTRADICTED
+        partial = (
+            entry.slot == "delivery_address"
+            and bucket is Bucket.CORROBORATED
+            and street_line_only(entry.value)
+        )
+        scored.append(
+            Scored(
+                transcript=ident,
+                slot=entry.slot,
+                value=entry.value,
+                turn=entry.turn,
+                provenance=entry.provenance.value,
+                live=entry.live,
+                bucket=bucket,
+                reason=reason,
+                matched=matched,
+                before=before,
+                after=after,
+                partial=partial,
+                quote=quote(result.input, entry.turn) if contradicted else (),
+                notes=notes(entry, result.input, states, schema, gold, db) if contradicted else (),
+            )
+        )
+    calls = [c for m in result.input for c in m.tool_calls]
+    named = sum(1 for c in calls if c.name)
+    return TranscriptScore(
+        ident=ident,
+        scored=tuple(scored),
+        final={e.slot: (e.value, e.provenance.value) for e in result.register.active},
+        gold=gold,
+        named_calls=named,
+        unnamed_calls=len(calls) - named,
+    )
+
+
+def notes(entry: Entry, messages, states: list[Snapshot], schema, gold, db: Database):
+    """What a person reading a contradicted entry would want pointed out.
+
+    Each note is a mechanical fact, never a verdict: the entry stays contradicted.
+    """
+    found = []
+    if _unapplied(entry, messages, states, schema, db):
+        found.append(Note.UNAPPLIED)
+    if (
+        gold
+        and entry.slot in gold
+        and verdict(entry.slot, entry.value, gold[entry.slot]) == "match"
+    ):
+        found.append(Note.GOLD_AGREES)
+    if entry.slot in ("origin_airport", "destination_airport"):
+        legs = {
+            normalise(entry.slot, str(f.get(end)))
+            for s in states
+            if s.kind is Kind.RESERVATION
+            for f in s.record.get("flights") or ()
+            for end in ("origin", "destination")
+        }
+        if normalise(entry.slot, entry.value) in legs:
+            found.append(Note.LEG_AIRPORT)
+    return tuple(found)
+
+
+def _unapplied(entry: Entry, messages, states: list[Snapshot], schema, db: Database) -> bool:
+    """A committing call at or after the entry's turn carried its value, and the record
+    the call returned does not hold it."""
+    slot = next((s for s in schema.slots if s.name == entry.slot), None)
+    spec = FIELDS.get(schema.name, {}).get(entry.slot)
+    if slot is None or spec is None:
+        return False
+    committing = {a.tool: a.argument for a in slot.actions if a.commits}
+    by_turn = {s.turn: s for s in states if s.turn >= 0}
+    for turn in range(entry.turn, len(messages)):
+        for call in messages[turn].tool_calls:
+            if call.name not in committing:
+                continue
+            given = argument_at(_json(call.arguments), committing[call.name])
+            if given is None or not same(entry.slot, entry.value, given):
+                continue
+            answer = by_turn.get(_answer_turn(messages, turn, call.id))
+            if answer is not None:
+                recorded = spec.values(answer, db)
+                if recorded and not any(same(entry.slot, entry.value, r) for r in recorded):
+                    return True
+    return False
+
+
+def _answer_turn(messages, turn: int, call_id: str | None) -> int:
+    for at in range(turn + 1, len(messages)):
+        if messages[at].role != "tool":
+            break
+        if call_id is None or messages[at].tool_call_id == call_id:
+            return at
+    return -1
+
+
+def _json(text: str):
+    try:
+        return json.loads(text) if text else None
+    except ValueError:
+        return None
+
+
+def read_domain(corpora: Path, domain: Domain, limit: int | None = None):
+    """(ident, Parsed) for each transcript of the domain's files, in file order."""
+    found = []
+    for relative in domain.transcripts:
+        path = corpora / relative
+        if not path.is_file():
+            raise FileNotFoundError(f"no corpus file {path}")
+        for ident, parsed in formats_many(path.read_text(encoding="utf-8")):
+            found.append((f"{relative}#{ident}", parsed))
+            if limit is not None and len(found) >= limit:
+                return found
+    return found
+
+
+def score_records(corpora: Path, domain_name: str, limit: int | None = None) -> dict:
+    """The whole report for one domain, as a JSON-ready dict."""
+    domain = DOMAINS[domain_name]
+    for relative in (*domain.transcripts, *(r for _, r in domain.database)):
+        if not (corpora / relative).is_file():
+            raise FileNotFoundError(f"no corpus file {corpora / relative}")
+    schema = load_schema(domain.schema)
+    db = load_database(corpora, domain)
+    transcripts = read_domain(corpora, domain, limit)
+    scores = [score_transcript(ident, parsed, schema, db) for ident, parsed in transcripts]
+    return report(domain, schema, db, scores)
+
+
+# -- the report ---------------------------------------------------------------------
+
+
+def tally(scored: Iterable[Scored]) -> dict:
+    """Bucket counts, and the rate over the decidable ones with N and a Wilson interval.
+
+    Example:
+        >>> rows = [Scored("t", "s", "v", 0, "inferred", True, b) for b in
+        ...         (Bucket.CORROBORATED,) * 9 + (Bucket.CONTRADICTED, Bucket.UNVERIFIABLE)]
+        >>> tally(rows)["rate"]
+        {'corroborated': 9, 'decidable': 10, 'rate': 0.9, 'wilson95': [0.596, 0.982]}
+    """
+    counts = Counter(s.bucket for s in scored)
+    out: dict[str, Any] = {b.value: counts.get(b, 0) for b in BUCKETS}
+    out["n"] = sum(counts.values())
+    good, bad = counts.get(Bucket.CORROBORATED, 0), counts.get(Bucket.CONTRADICTED, 0)
+    decidable = good + bad
+    out["rate"] = {
+        "corroborated": good,
+        "decidable": decidable,
+        "rate": round(good / decidable, 4) if decidable else None,
+        "wilson95": wilson95(good, decidable),
+    }
+    return out
+
+
+def report(domain: Domain, schema, db: Database, scores: list[TranscriptScore]) -> dict:
+    scored = [s for t in scores for s in t.scored]
+    by_prov = {p: tally(s for s in scored if s.provenance == p) for p in PROVENANCES}
+    slots = [slot.name for slot in schema.slots]
+    fields = FIELDS.get(schema.name, {})
+    return {
+        "domain": domain.name,
+        "schema": schema.name,
+        "schema_digest": schema.digest,
+        "files": list(domain.transcripts),
+        "database": [relative for _, relative in domain.database],
+        "database_records": {k.value: len(v) for k, v in db.records.items()},
+        "transcripts": len(scores),
+        "extractions": len(scored),
+        "live_extractions": sum(1 for s in scored if s.live),
+        "fields": {slot: fields[slot].where if slot in fields else None for slot in slots},
+        "total": tally(scored),
+        "by_provenance": by_prov,
+        "provenance_notes": _provenance_notes(scores, by_prov),
+        "by_slot": {slot: tally(s for s in scored if s.slot == slot) for slot in slots},
+        "by_slot_and_provenance": {
+            slot: {
+                p: tally(s for s in scored if s.slot == slot and s.provenance == p)
+                for p in PROVENANCES
+            }
+            for slot in slots
+        },
+        "unverifiable_reasons": dict(
+            sorted(Counter(s.reason for s in scored if s.bucket is Bucket.UNVERIFIABLE).items())
+        ),
+        "addresses": _addresses_note(scored) if "delivery_address" in slots else None,
+        "record_vocabulary": _vocabulary(db, schema.name),
+        "contradicted": [_case(s) for s in scored if s.bucket is Bucket.CONTRADICTED],
+        "contradicted_notes": {
+            note.value: {
+                "count": sum(1 for s in scored if note in s.notes),
+                "means": NOTES[note],
+            }
+            for note in Note
+        },
+        "gold": gold_check(scores),
+    }
+
+
+def _provenance_notes(scores: list[TranscriptScore], by_prov: dict) -> dict:
+    named = sum(t.named_calls for t in scores)
+    unnamed = sum(t.unnamed_calls for t in scores)
+    notes = {}
+    if by_prov["declared"]["n"] == 0:
+        notes["declared"] = (
+            "none: no assistant turn in this corpus carries a <contextgc-state> block, "
+            "so the write path has nothing to score here"
+        )
+    if unnamed and not named:
+        notes["acted"] = (
+            f"not available: all {unnamed} tool calls in this corpus are display text "
+            "('assistant: None') with no tool name or arguments, so the action path "
+            "cannot fire; this is not a measured zero"
+        )
+    elif unnamed:
+        notes["acted"] = (
+            f"from the {named} named tool calls only; {unnamed} further calls are display "
+            "text without a name or arguments and cannot be read"
+        )
+    return notes
+
+
+def _addresses_note(scored: list[Scored]) -> dict:
+    good = [s for s in scored if s.slot == "delivery_address" and s.bucket is Bucket.CORROBORATED]
+    return {
+        "corroborated": len(good),
+        "street_line_only": sum(1 for s in good if s.partial),
+        "note": "compared on house number and street; a value that stops at the street "
+        "line is corroborated, and counted here",
+    }
+
+
+def _vocabulary(db: Database, schema: str) -> dict:
+    if schema != "travel":
+        return {}
+    cabins = Counter(r.get("cabin") for r in db.records.get(Kind.RESERVATION, {}).values())
+    return {"cabin_class": {"values": sorted(c for c in cabins if c), "records": cabins.total()}}
+
+
+def _case(s: Scored) -> dict:
+    return {
+        "transcript": s.transcript,
+        "slot": s.slot,
+        "value": s.value,
+        "turn": s.turn,
+        "provenance": s.provenance,
+        "live": s.live,
+        "before": [vars(x) | {"values": list(x.values)} for x in s.before],
+        "after": [vars(x) | {"values": list(x.values)} for x in s.after],
+        "quote": list(s.quote),
+        "notes": [n.value for n in s.notes],
+    }
+
+
+GOLD_VERDICTS = ("match", "mismatch", "missing")
+
+
+def gold_check(scores: list[TranscriptScore]) -> dict:
+    """The final register against the task's gold actions, per slot and provenance.
+
+    A value is a match when it equals any gold value for its slot after the same
+    normalisation the benchmark uses (dates, cabins, case).
+    """
+    with_gold = [t for t in scores if t.gold]
+    if not with_gold:
+        return {
+            "available": False,
+            "why": "no transcript in this corpus carries info.task.actions",
+        }
+    slots: dict[str, Counter] = defaultdict(Counter)
+    by_prov: dict[str, Counter] = defaultdict(Counter)
+    mismatches = []
+    for t in with_gold:
+        for slot, golds in t.gold.items():
+            value, provenance = t.final.get(slot, (None, "none"))
+            found = verdict(slot, value, golds)
+            slots[slot][found] += 1
+            by_prov[provenance][found] += 1
+            if found == "mismatch":
+                mismatches.append(
+                    {
+                        "transcript": t.ident,
+                        "slot": slot,
+                        "register": value,
+                        "provenance": provenance,
+                        "gold": sorted(golds),
+                    }
+                )
+    total = Counter()
+    for counts in slots.values():
+        total.update(counts)
+    return {
+        "available": True,
+        "transcripts": len(with_gold),
+        "pairs": total.total(),
+        "total": {v: total[v] for v in GOLD_VERDICTS},
+        "slots": {s: {v: c[v] for v in GOLD_VERDICTS} for s, c in sorted(slots.items())},
+        "by_provenance": {p: {v: c[v] for v in GOLD_VERDICTS} for p, c in sorted(by_prov.items())},
+        "mismatches": mismatches,
+    }
+
+
+# -- printing ---------------------------------------------------------------------
+
+
+def render(report: dict) -> str:
+    """The report as text, every figure with its N."""
+    lines = [
+        f"RECORDS  {report['domain']} (schema {report['schema']})",
+        f"  transcripts   {report['transcripts']}  ({', '.join(report['files'])})",
+        f"  database      {report['database_records']}  ({', '.join(report['database'])})",
+        f"  extractions   {report['extractions']} register history entries "
+        f"({report['live_extractions']} live at the end)",
+        "",
+        _table_line(
+            "", ["corrob.", "contra.", "unverif.", "unchecked", "n"], "rate over decidable"
+        ),
+        _tally_line("all", report["total"]),
+    ]
+    for provenance, counts in report["by_provenance"].items():
+        lines.append(_tally_line(f"  {provenance}", counts))
+    for provenance, note in report["provenance_notes"].items():
+        lines.append(f"      {provenance}: {note}")
+    lines.append("")
+    for slot, counts in report["by_slot"].items():
+        lines.append(_tally_line(slot, counts))
+        for provenance, sub in report["by_slot_and_provenance"][slot].items():
+            if sub["n"]:
+                lines.append(_tally_line(f"  {provenance}", sub))
+    lines += ["", "fields compared:"]
+    lines += [f"  {slot:<20} {where}" for slot, where in report["fields"].items()]
+    if report["unverifiable_reasons"]:
+        lines += ["unverifiable, why:"]
+        lines += [f"  {n:>5}  {why}" for why, n in report["unverifiable_reasons"].items()]
+    if report["addresses"]:
+        a = report["addresses"]
+        lines.append(
+            f"addresses: {a['street_line_only']} of {a['corroborated']} corroborated stop at "
+            "the street line"
+        )
+    for slot, vocab in report["record_vocabulary"].items():
+        lines.append(
+            f"record vocabulary: {slot} takes {', '.join(vocab['values'])} "
+            f"across {vocab['records']:,} database records"
+        )
+    lines += [
+        "",
+        *_gold_lines(report["gold"]),
+        "",
+        *_case_lines(report["contradicted"], report["contradicted_notes"]),
+    ]
+    return "\n".join(lines)
+
+
+def _table_line(label: str, cells: list[str], tail: str) -> str:
+    return f"{label:<22}" + "".join(f"{c:>10}" for c in cells) + f"   {tail}"
+
+
+def _tally_line(label: str, counts: dict) -> str:
+    cells = [str(counts[b.value]) for b in BUCKETS] + [str(counts["n"])]
+    return _table_line(label, cells, rate_text(counts["rate"]))
+
+
+def rate_text(rate: dict) -> str:
+    """``97.4% (n=575, 95% CI 95.7–98.5%)``, or why there is no rate.
+
+    Example:
+        >>> rate_text({"corroborated": 0, "decidable": 0, "rate": None, "wilson95": []})
+        'no decidable extraction (n=0)'
+    """
+    if not rate["decidable"]:
+        return "no decidable extraction (n=0)"
+    low, high = rate["wilson95"]
+    return f"{rate['rate']:.1%} (n={rate['decidable']}, 95% CI {low:.1%}–{high:.1%})"
+
+
+def _gold_lines(gold: dict) -> list[str]:
+    if not gold["available"]:
+        return [f"gold actions: not available ({gold['why']})"]
+    lines = [
+        f"GOLD  final register vs info.task.actions: {gold['transcripts']} transcripts, "
+        f"{gold['pairs']} (transcript, slot) pairs with a gold value",
+        _table_line("", [*GOLD_VERDICTS, "n"], ""),
+    ]
+    for slot, counts in [*gold["slots"].items(), ("total", gold["total"])]:
+        lines.append(
+            _table_line(
+                slot, [str(counts[v]) for v in GOLD_VERDICTS] + [str(sum(counts.values()))], ""
+            )
+        )
+    for provenance, counts in gold["by_provenance"].items():
+        cells = [str(counts[v]) for v in GOLD_VERDICTS] + [str(sum(counts.values()))]
+        lines.append(_table_line(f"  final value {provenance}", cells, ""))
+    return lines
+
+
+def _case_lines(cases: list[dict], notes: dict) -> list[str]:
+    lines = [f"CONTRADICTED  {len(cases)} entries; of them, found mechanically:"]
+    lines += [f"  {n['count']:>5}  {note}: {n['means']}" for note, n in notes.items()]
+    for case in cases:
+        after = "; ".join(
+            f"t{s['turn']} {s['record']}: {', '.join(s['values'])}" for s in case["after"]
+        )
+        before = "; ".join(
+            f"t{s['turn']} {s['record']}: {', '.join(s['values'])}" for s in case["before"]
+        )
+        lines.append(
+            f"  {case['transcript']} turn {case['turn']} {case['slot']} = {case['value']!r} "
+            f"({case['provenance']})"
+        )
+        lines.append(f"      record before: {before or '-'}")
+        lines.append(f"      record after:  {after}")
+        if case["notes"]:
+            lines.append(f"      notes: {', '.join(case['notes'])}")
+    return lines

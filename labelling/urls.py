@@ -1,0 +1,26 @@
+from django.urls import include, path
+
+from labelling import views
+
+app_name = "labelling"
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("corpora/import", views.corpus_import, name="corpus-import"),
+    path("worksheets/new", views.worksheet_new, name="worksheet-new"),
+    path("worksheets/<int:pk>/", views.worksheet, name="worksheet"),
+    path("worksheets/<int:pk>/rows/<int:position>/", views.row, name="row"),
+    path(
+        "worksheets/<int:pk>/rows/<int:position>/adjudicate",
+        views.adjudicate_view,
+        name="adjudicate",
+    ),
+    path("worksheets/<int:pk>/agreement", views.agreement_view, name="agreement"),
+    path("worksheets/<int:pk>/disagreements", views.disagreements, name="disagreements"),
+    path("worksheets/<int:pk>/export.json", views.export, name="export"),
+    path("worksheets/<int:pk>/merge", views.merge, name="merge"),
+    path("labels/import", views.labels_import, name="labels-import"),
+    path("labels/export.json", views.labels_export, name="labels-export"),
+    path("precision", views.precision, name="precision"),
+    path("reports/", include("labelling.report_urls")),
+]

@@ -1,0 +1,357 @@
+"""The labelling pages. Each view: fetch, check access (``labelling.access``), act, render.
+
+Every page works without JavaScript (forms post and redirect); with htmx, the row page
+and the dispute cards swap in place. A view serves the page and, for an htmx request,
+just its partial.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from labelling import access
+from labelling.agreement import agreement
+from labelling.forms import (
+    AdjudicationForm,
+    CorpusImportForm,
+    LabelImportForm,
+    LabelSetForm,
+    VerdictForm,
+    WorksheetForm,
+)
+from labelling.importing import ImportRefused, import_corpus
+from labelling.labels import (
+    ExportRefused,
+    LabelImportRefused,
+    dumps,
+    export_labels,
+    export_worksheet,
+    filename,
+    import_labels,
+    merge_worksheet,
+    parse,
+)
+from labelling.models import Corpus, Label, MemberRole, Verdict, VerdictChoice, Worksheet
+from labelling.precision import precision_report
+from labelling.verdicts import (
+    NotDisputed,
+    RowStatus,
+    VerdictConflict,
+    adjudicate,
+    progress_of,
+    record_verdict,
+    row_states,
+)
+from labelling.worksheets import Sampling, build_worksheet
+
+MAINTAINER = "maintainer"
+
+
+@login_required
+def home(request):
+    sheets = Worksheet.objects.filter(memberships__user=request.user).select_related("run__corpus")
+    maintainer = access.is_maintainer(request.user)
+    context = {
+        "memberships": request.user.memberships.select_related("worksheet__run__corpus"),
+        "all_worksheets": Worksheet.objects.exclude(pk__in=sheets) if maintainer else (),
+        "corpora": Corpus.objects.all() if maintainer else (),
+        "maintainer": maintainer,
+    }
+    return render(request, "labelling/home.html", context)
+
+
+@login_required
+def corpus_import(request):
+    access.require_perm(request.user, access.IMPORT_CORPUS)
+    form = CorpusImportForm(request.POST or None, request.FILES or None)
+    refused = None
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["upload"]
+        try:
+            result = import_corpus(
+                upload.read(),
+                name=form.cleaned_data["name"] or PurePath(upload.name).name,
+                source=upload.name,
+                provenance=form.cleaned_data["provenance"],
+                user=request.user,
+            )
+        except ImportRefused as error:
+            refused = error.reasons
+        else:
+            word = "Imported" if result.created else "Already imported, nothing added:"
+            messages.success(
+                request, f"{word} {result.corpus.name} ({result.transcripts} transcripts)."
+            )
+            return redirect("labelling:home")
+    status = 422 if refused or form.errors else 200
+    context = {"form": form, "refused": refused}
+    return render(request, "labelling/corpus_import.html", context, status=status)
+
+
+@login_required
+def worksheet_new(request):
+    access.require_perm(request.user, access.MAINTAIN)
+    form = WorksheetForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        worksheet = build_worksheet(
+            data["corpus"],
+            data["schema"],
+            name=data["name"],
+            creator=request.user,
+            sampling=Sampling(
+                data["per_slot_budget"], data["limit"], data["seed"], data["suggest"]
+            ),
+            reviewers=data["reviewers"],
+            adjudicators=data["adjudicators"],
+            reviews_per_row=data["reviews_per_row"],
+        )
+        return redirect("labelling:worksheet", pk=worksheet.pk)
+    status = 422 if form.errors else 200
+    return render(request, "labelling/worksheet_new.html", {"form": form}, status=status)
+
+
+@login_required
+def worksheet(request, pk):
+    sheet, role = access.worksheet_for(request.user, pk)
+    states = row_states(sheet)
+    context = {
+        "worksheet": sheet,
+        "role": role,
+        "maintainer": access.is_maintainer(request.user),
+        "progress": progress_of(sheet, request.user) if role == MemberRole.REVIEWER else None,
+        "next_row": _next_unjudged(sheet, request.user, 0) if role == MemberRole.REVIEWER else None,
+        "counts": {status: sum(s.status == status for s in states) for status in RowStatus},
+        "total": len(states),
+        "reviewers": sheet.memberships.filter(role=MemberRole.REVIEWER).select_related("user"),
+        "adjudicators": sheet.memberships.filter(role=MemberRole.ADJUDICATOR).select_related(
+            "user"
+        ),
+    }
+    return render(request, "labelling/worksheet.html", context)
+
+
+def _next_unjudged(sheet, user, after: int) -> int | None:
+    """The first row after ``after`` the user has not judged, wrapping round once."""
+    judged = set(
+        Verdict.objects.filter(row__worksheet=sheet, reviewer=user).values_list(
+            "row__position", flat=True
+        )
+    )
+    positions = list(sheet.rows.order_by("position").values_list("position", flat=True))
+    for position in [p for p in positions if p > after] + [p for p in positions if p <= after]:
+        if position not in judged:
+            return position
+    return None
+
+
+def _row_context(sheet, row, user, form=None, conflict=None, attempted=None):
+    mine = Verdict.objects.filter(row=row, reviewer=user).first()
+    total = sheet.rows.count()
+    return {
+        "worksheet": sheet,
+        "row": row,
+        "extraction": row.extraction,
+        "mine": mine,
+        "form": form
+        or VerdictForm(
+            initial={"version": mine.version if mine else 0, "note": mine.note if mine else ""}
+        ),
+        "conflict": conflict,
+        "attempted": attempted,
+        "progress": progress_of(sheet, user),
+        "previous": row.position - 1 if row.position > 1 else None,
+        "next": row.position + 1 if row.position < total else None,
+    }
+
+
+@login_required
+def row(request, pk, position):
+    sheet, row = access.reviewer_row(request.user, pk, position)
+    if request.method != "POST":
+        return _render_row(request, _row_context(sheet, row, request.user))
+    form = VerdictForm(request.POST)
+    if not form.is_valid():
+        return _render_row(request, _row_context(sheet, row, request.user, form), status=422)
+    data = form.cleaned_data
+    try:
+        record_verdict(
+            row, request.user, data["verdict"], data["note"], expected_version=data["version"]
+        )
+    except VerdictConflict as conflict:
+        context = _row_context(
+            sheet, row, request.user, conflict=conflict, attempted=data["verdict"]
+        )
+        return _render_row(request, context, status=409)
+    return _after_verdict(request, sheet, row)
+
+
+def _after_verdict(request, sheet, row):
+    following = _next_unjudged(sheet, request.user, row.position)
+    if following is None:
+        messages.success(request, "Every row of this worksheet has your verdict.")
+        url = reverse("labelling:worksheet", args=[sheet.pk])
+        if request.htmx:
+            return HttpResponse(headers={"HX-Redirect": url})
+        return redirect(url)
+    url = reverse("labelling:row", args=[sheet.pk, following])
+    if not request.htmx:
+        return redirect(url)
+    next_row = sheet.rows.select_related("extraction__transcript").get(position=following)
+    response = _render_row(request, _row_context(sheet, next_row, request.user))
+    response["HX-Push-Url"] = url
+    return response
+
+
+def _render_row(request, context, status=200):
+    template = "labelling/row.html#labeller" if request.htmx else "labelling/row.html"
+    return render(request, template, context, status=status)
+
+
+@login_required
+def agreement_view(request, pk):
+    sheet, _ = access.worksheet_for(request.user, pk, MemberRole.ADJUDICATOR, MAINTAINER)
+    states = row_states(sheet)
+    context = {"worksheet": sheet, "pairs": agreement(states), "rows": len(states)}
+    return render(request, "labelling/agreement.html", context)
+
+
+@login_required
+def disagreements(request, pk):
+    sheet, role = access.worksheet_for(request.user, pk, MemberRole.ADJUDICATOR, MAINTAINER)
+    disputes = [
+        s for s in row_states(sheet) if s.status in (RowStatus.DISPUTED, RowStatus.RESOLVED)
+    ]
+    disputes.sort(key=lambda s: (s.status != RowStatus.DISPUTED, s.row.position))
+    context = {
+        "worksheet": sheet,
+        "disputes": disputes,
+        "can_adjudicate": role == MemberRole.ADJUDICATOR,
+        "verdict_choices": VerdictChoice.choices,
+    }
+    return render(request, "labelling/disagreements.html", context)
+
+
+@require_POST
+@login_required
+def adjudicate_view(request, pk, position):
+    sheet, row = access.adjudicator_row(request.user, pk, position)
+    form = AdjudicationForm(request.POST)
+    error = None
+    if form.is_valid():
+        try:
+            adjudicate(row, request.user, form.cleaned_data["verdict"], form.cleaned_data["reason"])
+        except NotDisputed as refused:
+            error = str(refused)
+        else:
+            if not request.htmx:
+                return redirect("labelling:disagreements", pk=sheet.pk)
+    state = row_states(sheet, rows=[row])[0]
+    context = {
+        "worksheet": sheet,
+        "dispute": state,
+        "form": form,
+        "error": error,
+        "can_adjudicate": True,
+        "verdict_choices": VerdictChoice.choices,
+    }
+    status = 200 if form.is_valid() and error is None else 422
+    template = (
+        "labelling/disagreements.html#dispute" if request.htmx else "labelling/dispute_page.html"
+    )
+    return render(request, template, context, status=status)
+
+
+@login_required
+def export(request, pk):
+    sheet, _ = access.worksheet_for(request.user, pk, MemberRole.ADJUDICATOR, MAINTAINER)
+    try:
+        document = export_worksheet(sheet)
+    except ExportRefused as refused:
+        context = {"worksheet": sheet, "reasons": refused.reasons}
+        return render(request, "labelling/export_refused.html", context, status=409)
+    return _download(document)
+
+
+def _download(document: dict) -> HttpResponse:
+    response = HttpResponse(dumps(document), content_type="application/json; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename(document)}"'
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_POST
+@login_required
+def merge(request, pk):
+    sheet, _ = access.worksheet_for(request.user, pk, MAINTAINER)
+    try:
+        summary = merge_worksheet(sheet)
+    except (ExportRefused, LabelImportRefused) as refused:
+        context = {"worksheet": sheet, "reasons": refused.reasons}
+        return render(request, "labelling/export_refused.html", context, status=409)
+    messages.success(
+        request, f"Merged: {summary.created} new labels, {summary.unchanged} unchanged."
+    )
+    return redirect("labelling:worksheet", pk=sheet.pk)
+
+
+@login_required
+def labels_import(request):
+    access.require_perm(request.user, access.IMPORT_LABELS)
+    form = LabelImportForm(request.POST or None, request.FILES or None)
+    refused = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            document = parse(form.cleaned_data["upload"].read())
+            summary = import_labels(document)
+        except LabelImportRefused as error:
+            refused = error.reasons
+        else:
+            messages.success(
+                request, f"Imported {summary.created} labels ({summary.unchanged} already stored)."
+            )
+            return redirect(f"{reverse('labelling:precision')}?{_label_set_query(document)}")
+    status = 422 if refused or form.errors else 200
+    return render(
+        request, "labelling/labels_import.html", {"form": form, "refused": refused}, status=status
+    )
+
+
+def _label_set_query(document: dict) -> str:
+    corpus = Corpus.objects.get(name=document["corpus"])
+    return f"corpus={corpus.pk}&schema={document['schema']}"
+
+
+@login_required
+def labels_export(request):
+    access.require_perm(request.user, access.READ_LABELS)
+    form = LabelSetForm(request.GET)
+    if not form.is_valid():
+        return render(
+            request, "labelling/precision.html", {"form": form, "report": None}, status=422
+        )
+    return _download(export_labels(form.cleaned_data["corpus"], form.cleaned_data["schema"]))
+
+
+@login_required
+def precision(request):
+    access.require_perm(request.user, access.READ_LABELS)
+    form = LabelSetForm(request.GET or None)
+    report = None
+    if form.is_valid():
+        report = precision_report(form.cleaned_data["corpus"], form.cleaned_data["schema"])
+    sets = (
+        Label.objects.values("transcript__corpus__id", "transcript__corpus__name", "schema_name")
+        .distinct()
+        .order_by("transcript__corpus__name", "schema_name")
+    )
+    return render(
+        request, "labelling/precision.html", {"form": form, "report": report, "sets": sets}
+    )

@@ -1,0 +1,235 @@
+"""Building a worksheet: which extractions people will judge.
+
+The sample is drawn so that labelling measures every slot, not the easiest one:
+
+- round-robin across the schema's slots, each up to the per-slot budget;
+- within a slot, one row per value and one per transcript (repeats inflate n);
+- rows already labelled, or already waiting on another worksheet, are skipped;
+- a slot short of its budget is named. Within a window (the first ``limit``
+  transcripts) the cause is left open — the window may be too small or the corpus
+  may hold no more, and only a wider window tells them apart; over the whole corpus
+  the cause is known and said.
+
+An optional mechanical suggestion is attached as evidence (is the value in the turn,
+the turn's role, whether the classifier called it machine output). It never becomes
+a verdict; a verdict saved beside one records that it was offered.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from compiler import load_schema
+from labelling.importing import compile_corpus, turn_text
+from labelling.models import (
+    Corpus,
+    Extraction,
+    Label,
+    MemberRole,
+    Membership,
+    Role,
+    TurnKind,
+    Worksheet,
+    WorksheetRow,
+)
+
+SUGGESTION_LIMITS = (
+    "A text check, not a judgement: it cannot see whether the agent had already moved on, "
+    "which is how every 'confirmed error' this project once carried was mislabelled."
+)
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How to draw the rows. ``limit``: only the first N transcripts (None: all).
+    ``seed``: shuffle candidates with this seed first (None: file order)."""
+
+    per_slot_budget: int = 12
+    limit: int | None = None
+    seed: int | None = None
+    suggest: bool = False
+
+
+@dataclass
+class Draw:
+    rows: list[Extraction] = field(default_factory=list)
+    shortfalls: list[dict] = field(default_factory=list)
+    skipped: dict = field(default_factory=dict)
+
+
+def draw(candidates: list[Extraction], slots: list[str], budget: int, taken: set) -> Draw:
+    """Round-robin over ``slots``: each takes its next candidate whose value and
+    transcript it has not used, skipping keys in ``taken``, until each has ``budget``.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> def e(t, slot, value):
+        ...     return NS(transcript_id=t, slot=slot, value=value, turn=0)
+        >>> cands = [e(1, "a", "x"), e(1, "a", "y"), e(2, "a", "x"), e(2, "a", "z"), e(1, "b", "q")]
+        >>> d = draw(cands, ["a", "b"], 2, set())
+        >>> [(r.slot, r.transcript_id, r.value) for r in d.rows]
+        [('a', 1, 'x'), ('b', 1, 'q'), ('a', 2, 'z')]
+        >>> d.shortfalls
+        [{'slot': 'b', 'budget': 2, 'rows': 1}]
+    """
+    queues: dict[str, list] = defaultdict(list)
+    skipped = {"labelled_or_on_another_worksheet": 0}
+    for candidate in candidates:
+        if _key(candidate) in taken:
+            skipped["labelled_or_on_another_worksheet"] += 1
+        else:
+            queues[candidate.slot].append(candidate)
+    picked: dict[str, list] = {slot: [] for slot in slots}
+    seen = {slot: (set(), set()) for slot in slots}  # values, transcripts
+    cursors = dict.fromkeys(slots, 0)
+    order: list = []
+    while True:
+        progressed = False
+        for slot in slots:
+            if len(picked[slot]) >= budget:
+                continue
+            chosen = _next(queues[slot], cursors, slot, seen[slot])
+            if chosen is not None:
+                picked[slot].append(chosen)
+                order.append(chosen)
+                progressed = True
+        if not progressed:
+            break
+    shortfalls = [
+        {"slot": slot, "budget": budget, "rows": len(picked[slot])}
+        for slot in slots
+        if len(picked[slot]) < budget
+    ]
+    return Draw(order, shortfalls, skipped)
+
+
+def _next(queue: list, cursors: dict, slot: str, seen: tuple[set, set]):
+    values, transcripts = seen
+    while cursors[slot] < len(queue):
+        candidate = queue[cursors[slot]]
+        cursors[slot] += 1
+        value = candidate.value.strip().casefold()
+        if value in values or candidate.transcript_id in transcripts:
+            continue
+        values.add(value)
+        transcripts.add(candidate.transcript_id)
+        return candidate
+    return None
+
+
+def _key(extraction) -> tuple:
+    return (extraction.transcript_id, extraction.slot, extraction.turn, extraction.value)
+
+
+def taken_keys(corpus: Corpus, schema_name: str) -> set:
+    """Keys already labelled, or already on a worksheet of this corpus and schema."""
+    labelled = Label.objects.filter(transcript__corpus=corpus, schema_name=schema_name)
+    on_sheets = Extraction.objects.filter(
+        rows__worksheet__run__corpus=corpus, rows__worksheet__schema_name=schema_name
+    )
+    return {_key(x) for x in labelled.only("transcript_id", "slot", "turn", "value")} | {
+        _key(x) for x in on_sheets.only("transcript_id", "slot", "turn", "value")
+    }
+
+
+def suggestion_for(extraction: Extraction) -> dict:
+    """Mechanical evidence about one extraction; never a verdict."""
+    message = extraction.transcript.messages[extraction.turn]
+    in_turn = extraction.value.casefold() in turn_text(message).casefold()
+    machine = extraction.kind == TurnKind.MACHINE
+    speaking = extraction.role in (Role.USER, Role.ASSISTANT)
+    return {
+        "value_in_turn": in_turn,
+        "role": extraction.role,
+        "machine_output": machine,
+        "reading": "consistent" if in_turn and speaking and not machine else "doubtful",
+        "limits": SUGGESTION_LIMITS,
+    }
+
+
+def explain(shortfall: dict, window: int, total: int) -> str:
+    """Why a slot is short, as far as the sample can tell."""
+    got, budget, slot = shortfall["rows"], shortfall["budget"], shortfall["slot"]
+    if window >= total:
+        return (
+            f"{slot}: {got} of {budget} rows — the whole corpus ({total} transcripts) was read, "
+            "so it holds no more unlabelled, distinct values for this slot."
+        )
+    return (
+        f"{slot}: {got} of {budget} rows from the first {window} of {total} transcripts — "
+        "the window may be too small, or the corpus may hold no more; widen it to tell."
+    )
+
+
+def build_worksheet(
+    corpus: Corpus,
+    schema_name: str,
+    *,
+    name: str,
+    creator,
+    sampling: Sampling,
+    reviewers=(),
+    adjudicators=(),
+    reviews_per_row: int = 1,
+) -> Worksheet:
+    """Compile (or reuse) the run, draw the sample, store the worksheet and its rows."""
+    compile_run = compile_corpus(corpus, schema_name)
+    total = corpus.transcripts.count()
+    window = total if sampling.limit is None else min(sampling.limit, total)
+    candidates = list(
+        compile_run.extractions.filter(transcript__position__lt=window)
+        .select_related("transcript")
+        .order_by("transcript__position", "turn", "slot", "value")
+    )
+    if sampling.seed is not None:
+        random.Random(sampling.seed).shuffle(candidates)
+    # Off-schema slots a declaration registered are sampled too: they were extracted.
+    slots = sorted(set(load_schema(schema_name).slot_names) | {c.slot for c in candidates})
+    result = draw(candidates, slots, sampling.per_slot_budget, taken_keys(corpus, schema_name))
+    for shortfall in result.shortfalls:
+        shortfall["reason"] = explain(shortfall, window, total)
+    with transaction.atomic():
+        worksheet = Worksheet.objects.create(
+            name=name,
+            run=compile_run,
+            schema_name=schema_name,
+            schema_digest=compile_run.schema_digest,
+            per_slot_budget=sampling.per_slot_budget,
+            reviews_per_row=reviews_per_row,
+            sampling={
+                "limit": sampling.limit,
+                "window": window,
+                "transcripts": total,
+                "seed": sampling.seed,
+                "suggest": sampling.suggest,
+                "candidates": len(candidates),
+                **result.skipped,
+            },
+            shortfalls=result.shortfalls,
+            created_by=creator,
+        )
+        WorksheetRow.objects.bulk_create(
+            WorksheetRow(
+                worksheet=worksheet,
+                extraction=extraction,
+                position=position,
+                suggestion=suggestion_for(extraction) if sampling.suggest else None,
+            )
+            for position, extraction in enumerate(result.rows, start=1)
+        )
+        add_members(worksheet, reviewers, MemberRole.REVIEWER)
+        add_members(worksheet, adjudicators, MemberRole.ADJUDICATOR)
+    return worksheet
+
+
+def add_members(worksheet: Worksheet, users, role: MemberRole) -> None:
+    User = get_user_model()
+    for user in users:
+        if isinstance(user, str):
+            user = User.objects.get(username=user)
+        Membership.objects.update_or_create(worksheet=worksheet, user=user, defaults={"role": role})

@@ -1,0 +1,53 @@
+"""A verdict acknowledged to the browser survives a PostgreSQL crash and restart.
+
+``bash scripts/test`` starts a throwaway cluster with ``synchronous_commit=off`` and
+``fsync=off`` and exports where its ``pg_ctl`` and data directory are. This test saves
+a verdict through the page, then kills the server at once (``-m immediate``: no
+shutdown checkpoint, shared WAL buffers lost, as in a crash), starts it again, and
+reads the verdict back through a fresh connection. The save asks for a synchronous
+commit, so this does not rest on the WAL writer having flushed in time (with the
+cluster's ``synchronous_commit=off`` it usually has, so the test alone cannot tell
+the two apart; ``labelling.verdicts`` says why the setting is there).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from django.db import connections
+
+from labelling.models import Verdict
+
+PG_CTL = os.environ.get("CONTEXTGC_TEST_PG_CTL")
+PGDATA = os.environ.get("CONTEXTGC_TEST_PGDATA")
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        not (PG_CTL and PGDATA),
+        reason="needs the cluster `bash scripts/test` starts (CONTEXTGC_TEST_PG_CTL/_PGDATA)",
+    ),
+]
+
+
+def restart_postgres(mode: str) -> None:
+    command = [PG_CTL, "-D", PGDATA, "-m", mode, "-w", "-t", "60", "restart"]
+    command += ["-l", str(Path(PGDATA).parent / "log")]
+    if os.getuid() == 0:
+        command = ["runuser", "-u", "postgres", "--", *command]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def test_an_acknowledged_verdict_survives_a_crash_restart(login, reviewer, worksheet):
+    response = login(reviewer).post(
+        f"/labelling/worksheets/{worksheet.pk}/rows/1/",
+        {"verdict": "incorrect", "note": "hypothetical", "version": 0},
+    )
+    assert response.status_code == 302  # acknowledged
+    connections.close_all()
+    restart_postgres("immediate")
+    stored = Verdict.objects.get(row__worksheet=worksheet, reviewer=reviewer)
+    assert (stored.verdict, stored.note, stored.version) == ("incorrect", "hypothetical", 1)
