@@ -22,7 +22,8 @@ from labelling import access, charts
 from labelling.jobs import Job, Report, ReportKind
 from labelling.measure import figure_rows
 from labelling.models import Corpus
-from labelling.records import GOLD_VERDICTS, rate_text
+from labelling.records_render import rate_text
+from labelling.records_report import GOLD_VERDICTS
 from labelling.tasks import CHUNK_SIZE, start_import, start_measure
 
 JOBS_SHOWN = 20

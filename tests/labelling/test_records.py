@@ -19,7 +19,8 @@ from compiler.extract import Provenance
 from compiler.messages import Message
 from compiler.register import Entry
 from labelling import records
-from labelling.records import Bucket, Database, Kind, Snapshot, score_entry, score_records
+from labelling.records import Bucket, Database, Kind, Snapshot, score_entry
+from labelling.records_report import score_records
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "records"
 EMPTY = Database.of({Kind.RESERVATION: {}, Kind.USER: {}})

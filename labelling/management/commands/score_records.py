@@ -17,7 +17,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from labelling.jobs import Report, ReportKind
-from labelling.records import DOMAINS, render, score_records
+from labelling.records import DOMAINS
+from labelling.records_render import render
+from labelling.records_report import score_records
 
 DEFAULT_CORPORA = settings.BASE_DIR.parent / "shared" / "corpora"
 
