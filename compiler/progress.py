@@ -24,7 +24,7 @@ from compiler.protocol import render_instruction
 from compiler.recall import recall
 from compiler.register import RegisterFold
 from compiler.retire import retire
-from compiler.stale import elide, next_read_key, replaced_reads, safety_lines
+from compiler.stale import elide, elide_record, next_read_key, replaced_reads, safety_lines
 
 if TYPE_CHECKING:
     from compiler.engine import Compilation, Options
@@ -41,7 +41,7 @@ class Progress:
         self.warnings: list = []
         self.clean: list[Message] = []
         self.kinds: list[Kind] = []
-        self.read_keys: list[str | None] = []
+        self.read_keys: list[tuple] = []
         self.markup_stripped = 0
         self.declare = DeclareState(schema, options.declaration_policy, options.value_policy)
         self.fold = RegisterFold(schema.immutable if schema else frozenset())
@@ -167,17 +167,19 @@ class Progress:
         return memo[1]
 
     def _compacted(self, gone: frozenset[int]) -> dict[int, Compacted]:
-        """Stale reads become a notice; every other payload is compacted by its shape."""
+        """Each payload compacted by its shape, or, when a later read replaced it and
+        that is shorter, a stale-read notice."""
         replaced = replaced_reads(self.read_keys)
         done = {}
         for index, kind in enumerate(self.kinds):
             message = self.clean[index]
             if kind is not Kind.MACHINE or index in gone or not message.content:
                 continue
-            if index in replaced:
-                result = self._elided(index, *replaced[index])
-            else:
-                result = self._shaped(index)
+            result = self._shaped(index)
+            if index in replaced:  # a stale read: its notice, unless shaping cuts more
+                elided = self._elided(index, *replaced[index])
+                if elided.changed and elided.compacted_chars < result.compacted_chars:
+                    result = elided
             if result.changed:
                 done[index] = result
         return done
@@ -191,6 +193,9 @@ class Progress:
     def _elided(self, index: int, key: str, later: int) -> Compacted:
         if (index, later) not in self.elided:
             text = self.clean[index].content
-            lines = safety_lines(text)
-            self.elided[(index, later)] = elide(text, replaced_by=later, key=key, safety=lines)
+            if key.startswith("record "):
+                result = elide_record(text, self.clean[later].content, replaced_by=later, key=key)
+            else:
+                result = elide(text, replaced_by=later, key=key, safety=safety_lines(text))
+            self.elided[(index, later)] = result
         return self.elided[(index, later)]

@@ -1,10 +1,15 @@
-"""Stale reads: tool output that a later identical read has replaced.
+"""Stale reads: tool output that a later payload of the same thing has replaced.
 
 When an agent reads the same thing twice — the same tool called with the same
-arguments, or the same file shown again in its editor window — the earlier
-output describes a state the later one supersedes. It is what the transcript
-used to say, not what is true now, so the compact stage replaces it with a
-short notice (keeping any safety row it carried).
+arguments, the same file shown again in its editor window, or the same record
+(a JSON object naming the same id) shown again by any tool, say an order read
+and then returned by the call that cancelled it — the earlier output describes
+a state the later one supersedes. It is what the transcript used to say, not
+what is true now, so the compact stage replaces it with a short notice (keeping
+any safety row it carried).
+
+A record counts as shown again only when the later object has every top-level
+field the earlier one had: a narrower view of the same id replaces nothing.
 """
 
 from __future__ import annotations
@@ -48,6 +53,46 @@ def read_key(
     return None
 
 
+# One thing a payload is a read of: a key, and for a record its top-level fields.
+ReadKey = tuple[str, frozenset[str] | None]
+
+
+def record_key(text: str) -> ReadKey | None:
+    """The record a JSON object shows: its first id field with the value, and its fields.
+
+    Example:
+        >>> key, fields = record_key('{"name": "Lamp", "product_id": "17", "price": 3}')
+        >>> key, sorted(fields)
+        ('record product_id="17"', ['name', 'price', 'product_id'])
+        >>> record_key('[{"order_id": "#W1"}]') is None
+        True
+    """
+    stripped = text.strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        return None
+    try:
+        value = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict):
+        return None
+    for name, field in value.items():
+        if _names_id(name) and _identity(field):
+            return f"record {name}={json.dumps(field)}", frozenset(value)
+    return None
+
+
+def _names_id(name: str) -> bool:
+    return name == "id" or name.endswith(("_id", "Id"))
+
+
+def _identity(value) -> bool:
+    """A value that can identify a record: a non-empty string or a whole number."""
+    if isinstance(value, str):
+        return bool(value.strip())
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def stale_reads(
     messages: tuple[Message, ...], kinds: tuple[Kind, ...]
 ) -> dict[int, tuple[str, int]]:
@@ -60,7 +105,7 @@ def stale_reads(
         {0: ('file /a.py', 2)}
     """
     calls: dict[str, tuple[str, str]] = {}
-    keys: list[str | None] = []
+    keys: list[tuple[ReadKey, ...]] = []
     previous = None
     for message, kind in zip(messages, kinds, strict=True):
         keys.append(next_read_key(message, kind, previous, calls))
@@ -68,26 +113,47 @@ def stale_reads(
     return replaced_reads(keys)
 
 
-def next_read_key(message: Message, kind: Kind, previous: Message | None, calls: dict):
-    """The read key of one message; records its tool calls in ``calls`` first."""
+def next_read_key(
+    message: Message, kind: Kind, previous: Message | None, calls: dict
+) -> tuple[ReadKey, ...]:
+    """What one message is a read of (none, or a read and a record); records its
+    tool calls in ``calls`` first."""
     for call in message.tool_calls:
         if call.id:
             calls[call.id] = (call.name, _canonical(call.arguments))
     if kind is not Kind.MACHINE:
-        return None
-    return read_key(message, calls, previous)
+        return ()
+    read = read_key(message, calls, previous)
+    record = record_key(message.text)
+    found = ((read, None),) if read else ()
+    return (*found, record) if record else found
 
 
-def replaced_reads(keys: list[str | None]) -> dict[int, tuple[str, int]]:
-    """Index → (key, index of the next read with the same key)."""
-    last: dict[str, int] = {}
+def replaced_reads(keys: list[tuple[ReadKey, ...]]) -> dict[int, tuple[str, int]]:
+    """Index → (key, index of the first later read that replaces it).
+
+    A read is replaced by the next read with the same key; a record by the next
+    one with the same key whose fields include all of its own.
+
+    Example:
+        >>> wide, narrow = frozenset("abc"), frozenset("ab")
+        >>> replaced_reads([(("r 1", narrow),), (("r 1", wide),), (("r 1", narrow),)])
+        {0: ('r 1', 1)}
+    """
+    waiting: dict[str, list[tuple[int, frozenset[str] | None]]] = {}
     replaced: dict[int, tuple[str, int]] = {}
-    for index, key in enumerate(keys):
-        if key is None:
-            continue
-        if key in last:
-            replaced[last[key]] = (key, index)
-        last[key] = index
+    for index, entries in enumerate(keys):
+        for key, fields in entries:
+            still = []
+            for earlier, earlier_fields in waiting.get(key, ()):
+                if earlier in replaced:
+                    continue
+                if earlier_fields is None or (fields is not None and earlier_fields <= fields):
+                    replaced[earlier] = (key, index)
+                else:
+                    still.append((earlier, earlier_fields))
+            still.append((index, fields))
+            waiting[key] = still
     return replaced
 
 
@@ -111,13 +177,68 @@ def _canonical(arguments: str) -> str:
         return arguments
 
 
+def record_rows(value: dict) -> list[str]:
+    """A JSON object as rows: each element of a list field, each entry of a field
+    that maps names to objects, and each other field whole, with the field name.
+
+    Example:
+        >>> record_rows({"id": "R1", "pax": [{"dob": "1990"}], "pay": {"c1": {"n": 4}}})
+        ['id: "R1"', 'pax: {"dob":"1990"}', 'pay.c1: {"n":4}']
+    """
+    rows = []
+    for name, field in value.items():
+        if isinstance(field, list):
+            rows.extend(f"{name}: {_compact_json(item)}" for item in field)
+        elif isinstance(field, dict) and field and all(isinstance(v, dict) for v in field.values()):
+            rows.extend(f"{name}.{entry}: {_compact_json(item)}" for entry, item in field.items())
+        else:
+            rows.append(f"{name}: {_compact_json(field)}")
+    return rows
+
+
+def elide_record(text: str, later_text: str, *, replaced_by: int, key: str) -> Compacted:
+    r"""A record shown again later: a notice, with the safety rows the later one lacks.
+
+    A row that the later payload repeats exactly is still in front of the model, so
+    only the safety rows it does not repeat need keeping here.
+
+    Example:
+        >>> pax = '"pax": [{"dob": "1990"}, {"dob": "1991"}]'
+        >>> old = '{"id": "R1", ' + pax + ', "note": "' + "x" * 200 + '"}'
+        >>> new = '{"id": "R1", "pax": [{"dob": "1990"}], "note": "cancelled"}'
+        >>> c = elide_record(old, new, replaced_by=7, key='record id="R1"')
+        >>> print(c.text.replace("; ", ";\n"))
+        [stale read: record id="R1" was shown again at turn 7;
+        this older output is omitted (4 rows, 267 chars, truncated=true);
+        safety rows it does not repeat kept:]
+        pax: {"dob":"1991"}
+    """
+    try:
+        old, new = json.loads(text), json.loads(later_text)
+    except (ValueError, RecursionError):
+        return elide(text, replaced_by=replaced_by, key=key)
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return elide(text, replaced_by=replaced_by, key=key)
+    rows, repeated = record_rows(old), set(record_rows(new))
+    safety = [row for row in rows if row not in repeated and next(safety_spans(row), None)]
+    what = f"{len(rows)} rows, {len(text)} chars, truncated=true"
+    head = f"[stale read: {key[:160]} was shown again at turn {replaced_by}; "
+    head += f"this older output is omitted ({what})"
+    head += "; safety rows it does not repeat kept:]" if safety else "]"
+    return _notice(text, "\n".join([head, *safety]), len(rows), len(safety))
+
+
+def _compact_json(value) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def elide(text: str, *, replaced_by: int, key: str, safety: list[str] | None = None) -> Compacted:
     r"""A stale read as a one-line notice, with every safety line it carried.
 
     Example:
         >>> c = elide("row 1\nrow 2 WARNING: recall\n" + "x" * 300, replaced_by=9, key="call f {}")
         >>> print(c.text.replace("; ", ";\n"))
-        [stale read: call f {} was read again at turn 9;
+        [stale read: call f {} was shown again at turn 9;
         this older output is omitted (3 lines, 328 chars, truncated=true);
         safety lines kept:]
         row 2 WARNING: recall
@@ -126,9 +247,14 @@ def elide(text: str, *, replaced_by: int, key: str, safety: list[str] | None = N
     if safety is None:
         safety = safety_lines(text)
     what = f"{len(lines)} lines, {len(text)} chars, truncated=true"
-    head = f"[stale read: {key[:160]} was read again at turn {replaced_by}; "
+    head = f"[stale read: {key[:160]} was shown again at turn {replaced_by}; "
     head += f"this older output is omitted ({what})"
     notice = "\n".join([head + ("; safety lines kept:]" if safety else "]"), *safety])
+    return _notice(text, notice, len(lines), len(safety))
+
+
+def _notice(text: str, notice: str, rows: int, safety: int) -> Compacted:
+    """The notice as the compaction result, unless it is no shorter than the text."""
     if len(notice) >= len(text):
         return Compacted(text, "none", len(text), len(text), 0, 0, 0, 0, False)
     return Compacted(
@@ -136,9 +262,9 @@ def elide(text: str, *, replaced_by: int, key: str, safety: list[str] | None = N
         shape="stale_read",
         original_chars=len(text),
         compacted_chars=len(notice),
-        rows_total=len(lines),
-        rows_kept=len(safety),
-        rows_dropped=len(lines) - len(safety),
-        safety_rows_kept=len(safety),
+        rows_total=rows,
+        rows_kept=safety,
+        rows_dropped=rows - safety,
+        safety_rows_kept=safety,
         changed=True,
     )

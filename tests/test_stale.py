@@ -1,0 +1,106 @@
+"""Stale reads through the whole compiler: a record shown again supersedes the older payload."""
+
+import json
+
+import compiler
+
+ORDER = {
+    "order_id": "#W100",
+    "user_id": "ana_1",
+    "address": {"address1": "1 Elm Street", "city": "Austin", "zip": "73301"},
+    "items": [
+        {"name": "Lamp", "item_id": "11", "price": 31.5, "options": {"color": "red"}},
+        {"name": "Kettle", "item_id": "12", "price": 40.0, "options": {"size": "1 l"}},
+    ],
+    "status": "pending",
+    "payment_history": [{"transaction_type": "payment", "amount": 71.5}],
+}
+
+
+HEATER = {"name": "Heater", "note": "RECALLED unit"}
+
+
+def _call(call_id: str, name: str, arguments: dict) -> dict:
+    function = {"name": name, "arguments": json.dumps(arguments)}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": call_id, "type": "function", "function": function}],
+    }
+
+
+def _history(first: dict, second: dict) -> list[dict]:
+    return [
+        {"role": "user", "content": "Please cancel order #W100, I ordered it twice."},
+        _call("c1", "get_order_details", {"order_id": "#W100"}),
+        {"role": "tool", "tool_call_id": "c1", "content": json.dumps(first)},
+        {"role": "assistant", "content": "Found it. Shall I cancel it? Say yes to go ahead."},
+        {"role": "user", "content": "yes"},
+        _call("c2", "cancel_pending_order", {"order_id": "#W100", "reason": "ordered by mistake"}),
+        {"role": "tool", "tool_call_id": "c2", "content": json.dumps(second)},
+        {"role": "assistant", "content": "Done, the order is cancelled."},
+    ]
+
+
+def _tool_contents(messages: list[dict]) -> list[str]:
+    return [m["content"] for m in messages if m["role"] == "tool"]
+
+
+def test_a_record_returned_again_by_another_tool_replaces_the_older_payload():
+    cancelled = {**ORDER, "status": "cancelled", "cancel_reason": "ordered by mistake"}
+    out, telemetry = compiler.compile_messages(_history(ORDER, cancelled), cache=False)
+    older, newer = _tool_contents(out)
+    assert older.startswith('[stale read: record order_id="#W100" was shown again at turn 6;')
+    assert "truncated=true" in older and "1 Elm Street" not in older
+    assert "1 Elm Street" in newer and "ordered by mistake" in newer  # the current state
+    shapes = [entry["shape"] for entry in telemetry["compacted_payloads"]]
+    assert shapes[0] == "stale_read" and "stale_read" not in shapes[1:]
+
+
+def test_a_narrower_view_of_the_same_record_replaces_nothing():
+    narrow = {"order_id": "#W100", "status": "cancelled"}
+    out, _ = compiler.compile_messages(_history(ORDER, narrow), cache=False)
+    older, newer = _tool_contents(out)
+    assert not older.startswith("[stale read")
+    assert "1 Elm Street" in older and json.loads(newer) == narrow
+
+
+def test_safety_rows_the_later_payload_does_not_repeat_are_kept():
+    with_warning = {**ORDER, "items": [*ORDER["items"], HEATER]}
+    later = {**ORDER, "status": "cancelled"}  # the recalled heater is not in it any more
+    out, telemetry = compiler.compile_messages(_history(with_warning, later), cache=False)
+    older = _tool_contents(out)[0]
+    assert older.startswith("[stale read:")
+    assert older.splitlines()[1:] == ['items: {"name":"Heater","note":"RECALLED unit"}']
+    entry = next(e for e in telemetry["compacted_payloads"] if e["shape"] == "stale_read")
+    assert entry["safety_rows_kept"] == 1
+
+
+def test_a_safety_row_repeated_later_is_not_kept_twice():
+    with_warning = {**ORDER, "items": [*ORDER["items"], HEATER]}
+    later = {**with_warning, "status": "cancelled"}
+    out, _ = compiler.compile_messages(_history(with_warning, later), cache=False)
+    older, newer = _tool_contents(out)
+    assert older.startswith("[stale read:") and "RECALLED" not in older
+    assert "RECALLED unit" in newer
+
+
+def test_records_with_different_ids_do_not_replace_each_other():
+    other = {**ORDER, "order_id": "#W200"}
+    out, _ = compiler.compile_messages(_history(ORDER, other), cache=False)
+    assert not any(c.startswith("[stale read") for c in _tool_contents(out))
+
+
+def test_the_shorter_of_notice_and_shape_wins():
+    # a short record: its notice would be longer than the payload, so it is left alone
+    small = {"order_id": "#W1", "status": "pending"}
+    history = _history(small, {**small, "status": "cancelled"})
+    out, _ = compiler.compile_messages(history, cache=False)
+    assert json.loads(_tool_contents(out)[0]) == small
+
+
+def test_cache_friendly_mode_leaves_stale_records_in_place():
+    cancelled = {**ORDER, "status": "cancelled"}
+    history = _history(ORDER, cancelled)
+    out, _ = compiler.compile_messages(history, mode="cache_friendly", cache=False)
+    assert _tool_contents(out) == _tool_contents(history)
