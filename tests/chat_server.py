@@ -4,8 +4,10 @@ Standard library only. It speaks as much of the protocol as the official
 client needs: ``POST /v1/chat/completions`` answers with a ``chat.completion``
 object, or with server-sent ``chat.completion.chunk`` events ending in
 ``data: [DONE]`` when the request says ``"stream": true``. Every request body
-is recorded, so a test asserts on what actually went over the wire, and the
-assistant's replies are scripted: a queue of texts, then a callback.
+is recorded with its path and headers, so a test asserts on what actually went
+over the wire (whose ``Authorization``?), and the assistant's replies are
+scripted: a queue of texts, then a callback. To play a failing upstream, set
+``status`` (answered with an error object) or ``raw`` (bytes sent as they are).
 
 Bounded: it listens on 127.0.0.1 only, on a port the OS picks, refuses bodies
 over ``MAX_BODY_BYTES`` and requests past ``MAX_REQUESTS``, and times out a
@@ -24,6 +26,7 @@ import re
 import threading
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 MAX_BODY_BYTES = 4 * 1024 * 1024
@@ -34,11 +37,23 @@ PATH = "/v1/chat/completions"
 Reply = Callable[[dict], str]
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """One request as it arrived."""
+
+    path: str
+    headers: dict[str, str]  # lower-cased names
+    body: dict
+
+
 class ChatServer:
     """A scripted chat-completions endpoint; use it as a context manager."""
 
     def __init__(self, reply: Reply | None = None):
-        self.requests: list[dict] = []
+        self.requests: list[dict] = []  # the bodies, in order
+        self.seen: list[Recorded] = []  # the same requests with path and headers
+        self.status = 200  # anything else: answered with an error object
+        self.raw: bytes | None = None  # sent as the whole answer when set
         self._script: deque[str] = deque()
         self._reply = reply
         self._lock = threading.Lock()
@@ -87,12 +102,14 @@ class ChatServer:
     def __exit__(self, *exc) -> None:
         self.stop()
 
-    def _answer(self, body: dict) -> tuple[int, str | None]:
+    def _answer(self, request: Recorded) -> tuple[int, str | None]:
         """Record the request; return its number and the reply (None past the bound)."""
+        body = request.body
         with self._lock:
             if len(self.requests) >= MAX_REQUESTS:
                 return len(self.requests), None
             self.requests.append(body)
+            self.seen.append(request)
             number = len(self.requests)
             if self._script:
                 return number, self._script.popleft()
@@ -119,18 +136,26 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(body, dict):
             self._json(400, _error("body is not a JSON object"))
             return
-        number, text = self.server.chat._answer(body)  # type: ignore[attr-defined]
+        chat = self.server.chat  # type: ignore[attr-defined]
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        number, text = chat._answer(Recorded(self.path, headers, body))
         if text is None:
             self._json(429, _error("request limit reached"))
+        elif chat.status != 200:
+            self._json(chat.status, _error("upstream is down", "server_error"))
+        elif chat.raw is not None:
+            self._bytes(200, "application/json", chat.raw)
         elif body.get("stream"):
             self._stream(number, body, text)
         else:
             self._json(200, completion(number, body, text))
 
     def _json(self, status: int, payload: dict) -> None:
-        data = json.dumps(payload).encode()
+        self._bytes(status, "application/json", json.dumps(payload).encode())
+
+    def _bytes(self, status: int, kind: str, data: bytes) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -141,10 +166,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.end_headers()
-        for chunk in chunks(number, body, text):
-            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        for event in events(number, body, text):
+            self.wfile.write(event)
             self.wfile.flush()
-        self.wfile.write(b"data: [DONE]\n\n")
 
     def log_message(self, format, *args) -> None:  # keep test output quiet
         pass
@@ -191,5 +215,11 @@ def chunks(number: int, body: dict, text: str) -> list[dict]:
     ]
 
 
-def _error(message: str) -> dict:
-    return {"error": {"message": message, "type": "invalid_request_error"}}
+def events(number: int, body: dict, text: str) -> list[bytes]:
+    """The server-sent events of a streamed answer, ``data: [DONE]`` last."""
+    framed = [f"data: {json.dumps(chunk)}\n\n".encode() for chunk in chunks(number, body, text)]
+    return [*framed, b"data: [DONE]\n\n"]
+
+
+def _error(message: str, kind: str = "invalid_request_error") -> dict:
+    return {"error": {"message": message, "type": kind}}

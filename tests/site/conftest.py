@@ -8,7 +8,7 @@ import pytest
 from ninja.testing import TestClient
 
 from playground.api import api
-from tests.site.upstream_server import Upstream
+from tests.chat_server import ChatServer
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "site"
 
@@ -32,7 +32,7 @@ def airline_messages_path() -> Path:
 
 @pytest.fixture
 def upstream():
-    with Upstream() as server:
+    with ChatServer(reply=lambda body: "Understood.") as server:
         yield server
 
 

@@ -8,7 +8,7 @@ import openai
 import pytest
 
 from compiler import compile_messages, load_schema
-from tests.site.upstream_server import Upstream, completion, events
+from tests.chat_server import ChatServer, completion, events
 
 pytestmark = pytest.mark.django_db
 
@@ -50,9 +50,9 @@ def test_it_forwards_the_compiled_history_with_the_server_key_only(client, proxy
     body = {"model": "m-1", "messages": HISTORY, "contextgc": {"entity_schema": "logistics"}}
     response = chat(client, body, HTTP_AUTHORIZATION="Bearer caller-key")
     compiled, tel = compile_messages(HISTORY, schema=load_schema("logistics"))
-    (seen,) = proxy_on.requests
+    (seen,) = proxy_on.seen
     assert response.status_code == 200
-    assert response.json() == completion(seen.body, "Understood.")
+    assert response.json() == completion(1, seen.body, "Understood.")
     assert seen.path == "/v1/chat/completions"
     assert seen.headers["authorization"] == "Bearer server-side-key"
     assert "caller-key" not in json.dumps(seen.headers)
@@ -63,7 +63,7 @@ def test_it_forwards_the_compiled_history_with_the_server_key_only(client, proxy
 def test_it_uses_the_configured_model_when_the_caller_names_none(client, proxy_on, settings):
     settings.CONTEXTGC_UPSTREAM_MODEL = "configured-model"
     chat(client, {"messages": HISTORY})
-    assert proxy_on.requests[0].body["model"] == "configured-model"
+    assert proxy_on.requests[0]["model"] == "configured-model"
 
 
 def test_it_says_what_it_did_in_the_telemetry_header(client, proxy_on):
@@ -81,8 +81,8 @@ def test_it_passes_a_server_sent_event_stream_through_unchanged(client, proxy_on
     assert response.status_code == 200
     assert response["Content-Type"] == "text/event-stream"
     assert response["X-ContextGC-Telemetry"].startswith("raw=")
-    assert streamed == events(proxy_on.requests[0].body, ["Understood."])
-    assert proxy_on.requests[0].body["stream"] is True
+    assert streamed == b"".join(events(1, proxy_on.requests[0], "Understood."))
+    assert proxy_on.requests[0]["stream"] is True
 
 
 def test_it_answers_a_body_that_is_not_json_with_400(client, proxy_on):
@@ -158,7 +158,7 @@ def test_it_answers_an_upstream_error_status_with_502(client, proxy_on):
 
 
 def test_it_answers_an_upstream_that_is_not_listening_with_502(client, settings):
-    with Upstream() as gone:
+    with ChatServer() as gone:
         base = gone.base_url
     settings.CONTEXTGC_UPSTREAM_KEY, settings.CONTEXTGC_UPSTREAM_BASE = "k", base
     response = chat(client, {"messages": HISTORY})
@@ -260,12 +260,12 @@ def test_the_openai_client_gets_an_answer_through_the_proxy(live_server, proxy_o
     client = openai.OpenAI(base_url=f"{live_server.url}/v1", api_key="caller-key", max_retries=0)
     answer = client.chat.completions.create(model="m", messages=HISTORY)
     assert answer.choices[0].message.content == "Understood."
-    assert proxy_on.requests[0].headers["authorization"] == "Bearer server-side-key"
+    assert proxy_on.seen[0].headers["authorization"] == "Bearer server-side-key"
 
 
 @pytest.mark.django_db(transaction=True)
 def test_the_openai_client_streams_through_the_proxy(live_server, proxy_on):
-    proxy_on.text = "Your total is 42."
+    proxy_on.script("Your total is 42.")
     client = openai.OpenAI(base_url=f"{live_server.url}/v1", api_key="caller-key", max_retries=0)
     stream = client.chat.completions.create(model="m", messages=HISTORY, stream=True)
     text = "".join(chunk.choices[0].delta.content or "" for chunk in stream)
