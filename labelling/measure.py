@@ -7,10 +7,11 @@
 Measuring is split from reporting so that it can run anywhere: ``measure_items``
 turns transcripts into one JSON-ready row each (what each library did to it, how
 long it took, the register it ended with), and ``corpus_report`` folds any number
-of rows, measured in one process or in many background jobs, into the report. The
-figures themselves are the benchmark's (``tests/bench/measure.py``): the same token
-estimator for both libraries, the same best-of-R timing, the same gold comparison;
-this module imports them rather than restating them.
+of rows, measured in one process or in many background jobs, into the report
+(``labelling.measure_render.render`` prints it). The figures themselves are the
+benchmark's (``tests/bench/measure.py``, whose core is ``labelling.bench``): the same
+token estimator for both libraries, the same best-of-R timing, the same gold
+comparison; this module imports them rather than restating them.
 
 What the report refuses to do: print a precision figure that no label supports. A
 label supports a figure when it matches an extraction of the measured corpus exactly
@@ -39,9 +40,10 @@ from typing import Any
 import compiler
 from compiler.formats import formats_many
 from compiler.messages import message_to_dict
-from compiler.telemetry import message_tokens
-from tests.bench import measure as bench
-from tests.bench.fit_schemas import cluster_of, wilson95
+from labelling.bench import compare
+from labelling.bench.compare import cluster_of
+from labelling.bench.gold import gold_figures
+from labelling.bench.stats import wilson95
 
 TRANSCRIPT_SUFFIXES = (".json", ".jsonl", ".txt", ".traj")
 SMALL_N = 20
@@ -166,11 +168,11 @@ def cap_per_repo(items: list[Item], cap: int | None) -> tuple[list[Item], dict]:
 
 def libraries(schema: str, use_peer: bool) -> tuple[list, dict]:
     """Ours, and the peer when asked for and installed; and a note on the peer."""
-    libs = [bench.our_library(schema)]
-    peer = bench.peer_library(schema) if use_peer else None
+    libs = [compare.our_library(schema)]
+    peer = compare.peer_library(schema) if use_peer else None
     if peer is not None:
         libs.append(peer)
-    return libs, bench._peer_note(peer, use_peer)
+    return libs, compare.peer_note(peer, use_peer)
 
 
 def measure_items(
@@ -182,9 +184,9 @@ def measure_items(
     best of ``repeats``, both libraries interleaved (``tests/bench/measure.py``).
     """
     libs, peer_note = libraries(schema, use_peer)
-    corpus = [_bench_transcript(item) for item in items]
+    corpus = [compare.transcript_of(i.ident, i.messages, i.record) for i in items]
     kept, runs, histories, errors = _warm(libs, corpus)
-    bench.time_all(libs, kept, runs, repeats)
+    compare.time_all(libs, kept, runs, repeats)
     by_ident = {item.ident: item for item in items}
     rows = []
     for index, transcript in enumerate(kept):
@@ -198,20 +200,8 @@ def measure_items(
     return rows, errors, peer_note
 
 
-def _bench_transcript(item: Item) -> bench.Transcript:
-    messages = item.messages
-    return bench.Transcript(
-        ident=item.ident,
-        messages=messages,
-        chars=sum(message_tokens(bench._Chars(), m) for m in messages),
-        tokens=sum(message_tokens(bench.ESTIMATOR, m) for m in messages),
-        tokens_outside_system=bench._tokens_outside_system(messages),
-        gold=bench.gold_values(item.record),
-    )
-
-
 def _warm(libs, corpus):
-    """``bench.warm_all``, keeping each library's register history as well."""
+    """``compare.warm_all``, keeping each library's register history as well."""
     kept, errors = [], []
     runs = {lib.key: [] for lib in libs}
     histories = {lib.key: [] for lib in libs}
@@ -220,7 +210,7 @@ def _warm(libs, corpus):
         for lib in libs:
             seen: dict = {}
             try:
-                outcome = bench.warm_up(_recording(lib, seen), transcript)
+                outcome = compare.warm_up(_recording(lib, seen), transcript)
             except Exception as exc:  # a crash is a finding to report, not a reason to stop
                 errors.append(
                     {
@@ -245,7 +235,7 @@ def _recording(lib, seen: dict):
         seen["telemetry"] = tel
         return out, tel
 
-    return bench.Library(lib.key, lib.label, compile_and_keep, lib.supersessions)
+    return compare.Library(lib.key, lib.label, compile_and_keep, lib.supersessions)
 
 
 def _history(telemetry: dict) -> list[dict]:
@@ -277,7 +267,7 @@ def _history(telemetry: dict) -> list[dict]:
     ]
 
 
-def _row(item: Item, transcript: bench.Transcript) -> dict:
+def _row(item: Item, transcript: compare.Transcript) -> dict:
     gold = transcript.gold
     return {
         "ident": item.ident,
@@ -316,7 +306,7 @@ def corpus_report(
         "corpus": corpus,
         "schema": schema,
         "command": command,
-        "estimator": bench.ESTIMATOR_NOTE,
+        "estimator": compare.ESTIMATOR_NOTE,
         "repeats": repeats,
         "peer": peer,
         "header": header(rows),
@@ -328,7 +318,7 @@ def corpus_report(
     for key in keys:
         outcomes = [_outcome(r[key]) for r in rows]
         library = SimpleNamespace(label=_library_label(key, peer))
-        figures = bench.library_figures(library, outcomes, corpus_objs) if rows else {}
+        figures = compare.library_figures(library, outcomes, corpus_objs) if rows else {}
         report["figures"][key] = figures
         report["extractions"][key] = extraction_counts(rows, key)
     gold = [t for t in corpus_objs if t.gold is not None]
@@ -336,7 +326,7 @@ def corpus_report(
         report["gold"] = {
             "transcripts": len(gold),
             "slots_with_gold": sum(len(t.gold) for t in gold),
-            **{k: bench.gold_figures([_outcome(r[k]) for r in rows], corpus_objs) for k in keys},
+            **{k: gold_figures([_outcome(r[k]) for r in rows], corpus_objs) for k in keys},
         }
     report["precision"] = precision(rows, labels)
     report["per_transcript"] = [
@@ -370,9 +360,9 @@ def _ms(seconds: float) -> float | None:
     return round(seconds * 1000, 3) if seconds != float("inf") else None
 
 
-def _light_transcript(row: dict) -> bench.Transcript:
+def _light_transcript(row: dict) -> compare.Transcript:
     gold = row.get("gold")
-    return bench.Transcript(
+    return compare.Transcript(
         ident=row["ident"],
         messages=[],
         chars=row["characters"],
@@ -382,11 +372,11 @@ def _light_transcript(row: dict) -> bench.Transcript:
     )
 
 
-_OUTCOME_FIELDS = tuple(bench.Outcome.__dataclass_fields__)
+_OUTCOME_FIELDS = tuple(compare.Outcome.__dataclass_fields__)
 
 
-def _outcome(data: dict) -> bench.Outcome:
-    return bench.Outcome(**{k: copy.deepcopy(data[k]) for k in _OUTCOME_FIELDS})
+def _outcome(data: dict) -> compare.Outcome:
+    return compare.Outcome(**{k: copy.deepcopy(data[k]) for k in _OUTCOME_FIELDS})
 
 
 def header(rows: list[dict]) -> dict:
@@ -534,141 +524,6 @@ def _figure(judged: list[tuple[dict, str]]) -> dict:
         "wilson95": interval,
         "warnings": warnings,
     }
-
-
-# -- printing ----------------------------------------------------------------------------
-
-
-def render(report: dict) -> str:
-    """The report as text: the corpus, then every figure with its N, then precision."""
-    head = report["header"]
-    turns = head["turns"]
-    lines = [
-        f"CORPUS  {report['corpus']}   schema {report['schema']}",
-        f"  transcripts      {head['transcripts']:,}   (independent families {head['families']})",
-        f"  turns            total {turns['total']:,}, median {turns['median']}, "
-        f"range {turns['min']}-{turns['max']}",
-        f"  characters       {head['characters']:,}",
-        f"  models           {_models(head['models'])}",
-    ]
-    if head["repositories"]:
-        lines.append(f"  repositories     {len(head['repositories'])}")
-    if report["cap"]:
-        cap = report["cap"]
-        cut = ", ".join(f"{k} -{v}" for k, v in cap["dropped"].items()) or "nothing cut"
-        lines.append(
-            f"  per-repo cap     {cap['per_repo']}: kept {cap['kept']} of {cap['read']} ({cut})"
-        )
-    lines += [
-        f"  peer             {bench._peer_line(report['peer'])}",
-        f"  tokens           {report['estimator']}",
-        f"  command          {report['command']}" if report["command"] else "",
-        "",
-        *_figure_table(report),
-    ]
-    for error in report["errors"]:
-        lines.append(
-            f"set aside: {error['transcript']}: {error['library']} raised {error['error']}"
-        )
-    if "gold" in report:
-        lines += ["", *bench._gold_lines(report["gold"], list(report["figures"]))]
-    lines += ["", *_precision_lines(report["precision"])]
-    return "\n".join(line for line in lines if line is not None)
-
-
-def _models(models: dict) -> str:
-    return ", ".join(f"{name} x{count}" for name, count in models.items()) or "-"
-
-
-def _figure_table(report: dict) -> list[str]:
-    if not report["header"]["transcripts"]:
-        return ["no transcript measured"]
-    return [
-        *bench._columns(figure_rows(report)),
-        f"timing: best of {report['repeats']} per transcript, wall clock on this machine: "
-        "it moves run to run; every other figure is deterministic",
-    ]
-
-
-def figure_rows(report: dict) -> list[list[str]]:
-    """The figure table: a header row (figure, ours, peer), then one row per figure."""
-    n = report["header"]["transcripts"]
-    figures, extractions = report["figures"], report["extractions"]
-    keys = list(figures)
-
-    def row(label, pick, fmt=str):
-        return [label, *(fmt(pick(k)) for k in keys)]
-
-    pct = "{:.1%}".format
-    ms = "{:.3f}".format
-    table = [
-        ["figure", *keys],
-        row(f"facts extracted (history entries, Σ, N={n})", lambda k: extractions[k]["entries"]),
-        row(f"facts live at the end (Σ, N={n})", lambda k: figures[k]["facts"]),
-        row(f"keys re-asserted (values replaced, Σ, N={n})", lambda k: figures[k]["supersessions"]),
-        row(
-            f"token reduction Σ(raw−compiled)/Σraw (N={n})",
-            lambda k: figures[k]["token_reduction"],
-            pct,
-        ),
-        row(
-            f"  same, system messages left out (N={n})",
-            lambda k: figures[k]["token_reduction_outside_system"],
-            pct,
-        ),
-        row(f"payloads compacted (Σ, N={n})", lambda k: figures[k]["payloads_compacted"]),
-        row(f"turns retired (Σ, N={n})", lambda k: figures[k]["retirements"]),
-        row(f"retirement violations (Σ, N={n})", lambda k: figures[k]["retirement_violations"]),
-        row(f"contexts that grew (of N={n})", lambda k: figures[k]["contexts_grew"]),
-        row(f"compile ms p50 (N={n})", lambda k: figures[k]["timing"]["compile_ms_p50"], ms),
-        row(f"compile ms p95 (N={n})", lambda k: figures[k]["timing"]["compile_ms_p95"], ms),
-        row(
-            f"throughput MB/s ({report['header']['characters']:,} chars / Σ best)",
-            lambda k: figures[k]["timing"]["mb_per_s"],
-            "{:.2f}".format,
-        ),
-    ]
-    kept = [
-        ("system_prompts", "system prompt kept verbatim (of {} with one)"),
-        ("first_user_turns", "first user turn kept verbatim (of {} with one)"),
-    ]
-    for at, (key, label) in enumerate((k for k in kept if figures["ours"][k[0]]), start=6):
-        count = figures["ours"][key]
-        table.insert(
-            at,
-            row(f"  {label.format(count)}", lambda k, key=key: figures[k][f"{key}_kept_verbatim"]),
-        )
-    return table
-
-
-def _precision_lines(p: dict) -> list[str]:
-    lines = [
-        "PRECISION (hand labels)",
-        f"  labels supplied        {p['supplied']}"
-        + (f"   ({p['source']})" if p["source"] else ""),
-        f"  about this corpus      {p['in_this_corpus']}",
-        f"  matched an extraction  {p['matched']}",
-        f"  stale (no longer made) {len(p['stale'])}",
-    ]
-    if not p["figure"]:
-        return [*lines, f"  NO PRECISION FIGURE: {p['why_no_figure']}"]
-    lines += [f"  unclear (not judged)   {p['unclear']}", *_precision_rows("all slots", p["all"])]
-    for slot, figure in p["slots"].items():
-        lines += _precision_rows(slot, figure)
-    return lines
-
-
-def _precision_rows(name: str, f: dict) -> list[str]:
-    low, high = f["wilson95"]
-    lines = [
-        f"  {name}",
-        f"    JUDGED rows          {f['rows']}  (correct {f['correct']}, "
-        f"incorrect {f['incorrect']})   precision {f['row_precision']:.1%} (n={f['rows']})",
-        f"    independent units    {f['units']}  precision {f['unit_precision']:.1%} "
-        f"(n={f['units']}, 95% CI {low:.0%}–{high:.0%})",
-    ]
-    lines += [f"    ! {w}" for w in f["warnings"]]
-    return lines
 
 
 def items_from(rows: Iterable[tuple[str, str, list, Any, dict, str]]) -> list[Item]:

@@ -20,44 +20,35 @@ is left out of the figures, which describe what the compiler does now.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 import compiler
 from compiler import SchemaError, load_schema
+from labelling.bench.stats import wilson
 from labelling.importing import reproduced_keys
 from labelling.models import Corpus, Label, VerdictChoice
 
-Z95 = 1.959963984540054
 SMALL_N = 20
 WIDE = 0.30
 
 
-def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float] | None:
-    """Wilson score interval for ``successes`` out of ``n``, clipped to [0, 1].
-
-    Example:
-        >>> low, high = wilson(36, 36)
-        >>> round(low, 3), high
-        (0.904, 1.0)
-        >>> [round(x, 3) for x in wilson(117, 130)]
-        [0.836, 0.941]
-        >>> wilson(0, 0) is None
-        True
-    """
-    if n == 0:
-        return None
-    p = successes / n
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 @dataclass
 class Figure:
-    """Precision of one slot (or all of them)."""
+    """Precision of one slot (or all of them).
+
+    Example:
+        >>> f = Figure("cabin_class")
+        >>> for unit, verdict in [(("task1", 3, "cabin_class"), "correct"),
+        ...                       (("task1", 3, "cabin_class"), "incorrect"),
+        ...                       (("task2", 5, "cabin_class"), "correct"),
+        ...                       (("task2", 7, "cabin_class"), "unclear")]:
+        ...     f.add(unit, verdict)
+        >>> f.rows, f.unclear, f.unit_n, f.unit_correct, f.unit_precision
+        (3, 1, 2, 1, 0.5)
+        >>> [round(x, 3) for x in f.interval]
+        [0.095, 0.905]
+    """
 
     name: str
     correct: int = 0

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from compiler import load_schema
+from labelling.bench.gold import verdict
+from labelling.bench.stats import wilson95
 from labelling.records import (
     BUCKETS,
     DOMAINS,
@@ -26,8 +28,6 @@ from labelling.records import (
     read_domain,
     score_transcript,
 )
-from tests.bench.fit_schemas import wilson95
-from tests.bench.measure import verdict
 
 
 def score_records(corpora: Path, domain_name: str, limit: int | None = None) -> dict:

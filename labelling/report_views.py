@@ -20,7 +20,7 @@ from django.views.decorators.http import require_POST
 from compiler import list_schemas
 from labelling import access, charts
 from labelling.jobs import Job, Report, ReportKind
-from labelling.measure import figure_rows
+from labelling.measure_render import figure_rows
 from labelling.models import Corpus
 from labelling.records_render import rate_text
 from labelling.records_report import GOLD_VERDICTS

@@ -12,8 +12,11 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace as NS
 
 import pytest
+
+from tests.bench.fit_schemas import score_gold
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "tests" / "bench" / "measure.py"
@@ -112,3 +115,41 @@ def test_it_measures_the_peer_beside_ours():
         "gold_matches_at_least_peer",
         "gold_fewer_mismatches",
     }
+
+
+def test_scripts_that_import_it_still_find_the_benchmark_names():
+    names = ("ESTIMATOR", "Path", "read_corpus", "our_library", "peer_library", "verdict")
+    assert [n for n in names if not hasattr(measure, n)] == []
+    corpus = measure.read_corpus(measure.Path(FIXTURE))
+    assert [t.ident for t in corpus] == ["task0-trial0", "task1-trial0"]
+    assert measure.our_library("travel").key == "ours"
+
+
+def test_the_measurement_core_runs_without_django():
+    blocked = "import sys; sys.modules['django'] = None; "
+    modules = ("compare", "gold", "render", "stats")
+    code = blocked + "; ".join(f"import labelling.bench.{m}" for m in modules)
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_the_schema_fit_scores_gold_with_the_benchmarks_scorer():
+    flights = [{"flight_number": "HAT136", "date": "2024-05-20"}]
+    kwargs = {"cabin": "basic_economy", "user_id": "mia_li_3668", "flights": flights}
+    record = {"info": {"task": {"actions": [{"name": "book", "kwargs": kwargs}]}}}
+    final = {"cabin_class": "Basic Economy", "flight_date": "May 21", "passenger_id": "Mia_Li_3668"}
+    register = NS(active=[NS(slot=k, value=v) for k, v in final.items()])
+    transcripts = [
+        NS(record=record, register=register),
+        NS(record={"traj": []}, register=register),  # no gold actions: not scored
+    ]
+    slots = ("cabin_class", "flight_date", "flight_number", "origin_airport", "passenger_id")
+    table = score_gold(NS(slot_names=slots), transcripts)
+    found = {slot: next(k for k, n in row.items() if n) for slot, row in table.items()}
+    assert found == {
+        "cabin_class": "match",
+        "flight_date": "mismatch",
+        "flight_number": "missing",
+        "origin_airport": "no_gold",
+        "passenger_id": "match",
+    }
+    assert all(sum(row.values()) == 1 for row in table.values())

@@ -10,7 +10,8 @@ once (the supersession rate), how many machine-output and options-menu turns the
 same patterns would have matched (what the read path's exclusions cost), and a
 sample of extractions with the sentence around each, for reading. For the airline
 corpus it also scores each transcript's final register against the gold actions
-(``record["info"]["task"]["actions"]``).
+(``record["info"]["task"]["actions"]``), with the benchmark's scorer
+(``labelling/bench/gold.py``).
 
 Precision is never computed from the corpus. It comes from the label file
 ``tests/bench/labels/<schema>.json``: rows a developer judged by reading the
@@ -26,8 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import re
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -43,6 +42,9 @@ from compiler.classify import Kind  # noqa: E402
 from compiler.extract import extract, extract_turn  # noqa: E402
 from compiler.formats import formats_many  # noqa: E402
 from compiler.schema import SCHEMA_DIR, Schema, load_schema  # noqa: E402
+from labelling.bench.compare import cluster_of  # noqa: E402
+from labelling.bench.gold import VERDICTS, gold_values, verdict  # noqa: E402
+from labelling.bench.stats import wilson95  # noqa: E402
 
 LABELS = Path(__file__).resolve().parent / "labels"
 
@@ -54,7 +56,6 @@ CORPORA = {
 }
 SPEAKERS = frozenset({"user", "assistant"})
 CONTEXT_CHARS = 90
-Z95 = 1.959964
 
 
 @dataclass(frozen=True)
@@ -112,19 +113,6 @@ def load_transcripts(corpus_dir: Path, schema: Schema) -> list[Transcript]:
                 )
             )
     return out
-
-
-def cluster_of(source: str, transcript_id: str, record: Any) -> str:
-    """The independent unit a transcript belongs to.
-
-    Replays are not independent evidence: the four trials of one tau-bench task,
-    the nebius trajectories of one issue, the eight marshmallow-1867 demos.
-    """
-    if isinstance(record, dict) and "task_id" in record:
-        return f"{source}#task{record['task_id']}"
-    if "swe-agent/" in source:
-        return re.sub(r"__.*$", "", Path(source).stem)
-    return f"{source}#{transcript_id.split('#')[0]}"
 
 
 # -- measuring ----------------------------------------------------------------
@@ -201,97 +189,28 @@ def quote(text: str, obs) -> str:
 
 # -- gold actions (airline) -----------------------------------------------------
 
-_GOLD_KEYS = {
-    "cabin_class": ("cabin",),
-    "active_reservation": ("reservation_id",),
-    "origin_airport": ("origin",),
-    "destination_airport": ("destination",),
-    "passenger_id": ("user_id",),
-}
-_MONTH_NAMES = (
-    "january", "february", "march", "april", "may", "june",
-    "july", "august", "september", "october", "november", "december",
-)  # fmt: skip
-_MONTHS = {name: number for number, name in enumerate(_MONTH_NAMES, 1)}
-# The corpus's "current time" is May 2024; a date said without a year is scored
-# as 2024. That is an assumption of the scorer, not of the schema.
-_ASSUMED_YEAR = 2024
-
-
-def gold_values(record: Any) -> dict[str, set[str]]:
-    """Every value the task's gold actions give each travel slot."""
-    gold: dict[str, set[str]] = defaultdict(set)
-    try:
-        actions = record["info"]["task"]["actions"]
-    except (KeyError, TypeError):
-        return {}
-    for action in actions:
-        kwargs = action.get("kwargs") or {}
-        for slot, keys in _GOLD_KEYS.items():
-            for key in keys:
-                if isinstance(kwargs.get(key), str):
-                    gold[slot].add(normalise(slot, kwargs[key]))
-        if isinstance(kwargs.get("date"), str):
-            gold["flight_date"].add(kwargs["date"])
-        for flight in kwargs.get("flights") or ():
-            gold["flight_number"].add(flight.get("flight_number", ""))
-            gold["flight_date"].add(flight.get("date", ""))
-    return dict(gold)
-
-
-def normalise(slot: str, value: str) -> str:
-    """The spelling a gold action uses, for comparison only."""
-    if slot == "cabin_class":
-        return "_".join(value.casefold().split()).replace("-", "_")
-    if slot == "flight_date":
-        return _iso_date(value)
-    if slot in ("origin_airport", "destination_airport", "flight_number", "active_reservation"):
-        return value.upper()
-    return value
-
-
-def _iso_date(value: str) -> str:
-    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
-        return value
-    match = re.match(r"([a-z]+)\s+(\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(\d{4}))?", value, re.I)
-    if not match or match.group(1).casefold() not in _MONTHS:
-        return value
-    year = int(match.group(3) or _ASSUMED_YEAR)
-    return f"{year:04d}-{_MONTHS[match.group(1).casefold()]:02d}-{int(match.group(2)):02d}"
-
 
 def score_gold(schema: Schema, transcripts: list[Transcript]) -> dict[str, dict[str, int]]:
-    """Per slot: final value among the gold values / not among them / no final value.
+    """Per slot: final value among the gold values / not among them / no final value,
+    as ``labelling.bench.gold.verdict`` decides (the benchmark's scorer).
 
     ``no_gold``: transcripts whose gold actions set nothing for the slot (not scored).
     """
-    table = {
-        slot: dict.fromkeys(("match", "mismatch", "missing", "no_gold"), 0)
-        for slot in schema.slot_names
-    }
+    table = {slot: dict.fromkeys((*VERDICTS, "no_gold"), 0) for slot in schema.slot_names}
     for transcript in transcripts:
-        if not has_gold(transcript):
-            continue
         gold = gold_values(transcript.record)
+        if gold is None:
+            continue
         final = {e.slot: e.value for e in transcript.register.active}
         for slot in schema.slot_names:
-            table[slot][_verdict(slot, final.get(slot), gold.get(slot))] += 1
+            golds = gold.get(slot)
+            table[slot][verdict(slot, final.get(slot), golds) if golds else "no_gold"] += 1
     return table
 
 
-def _verdict(slot: str, value: str | None, gold: set[str] | None) -> str:
-    if not gold:
-        return "no_gold"
-    if value is None:
-        return "missing"
-    return "match" if normalise(slot, value) in gold else "mismatch"
-
-
 def has_gold(transcript: Transcript) -> bool:
-    try:
-        return isinstance(transcript.record["info"]["task"]["actions"], list)
-    except (KeyError, TypeError):
-        return False
+    """Whether the transcript's record carries gold actions (``info.task.actions``)."""
+    return gold_values(transcript.record) is not None
 
 
 def scored_transcripts(transcripts: list[Transcript]) -> int:
@@ -299,24 +218,6 @@ def scored_transcripts(transcripts: list[Transcript]) -> int:
 
 
 # -- precision from the label file ------------------------------------------------
-
-
-def wilson95(correct: int, judged: int) -> list[float]:
-    """The 95% Wilson score interval for ``correct`` of ``judged``.
-
-    Example:
-        >>> wilson95(20, 20)
-        [0.839, 1.0]
-        >>> wilson95(0, 0)
-        []
-    """
-    if judged == 0:
-        return []
-    p = correct / judged
-    centre = p + Z95**2 / (2 * judged)
-    margin = Z95 * math.sqrt(p * (1 - p) / judged + Z95**2 / (4 * judged**2))
-    denominator = 1 + Z95**2 / judged
-    return [round((centre - margin) / denominator, 3), round((centre + margin) / denominator, 3)]
 
 
 def read_labels(schema_name: str) -> dict:

@@ -1,5 +1,5 @@
 """The labelling modules' docstring examples run (pytest collects doctests only under
-``tests``, ``compiler`` and ``playground``)."""
+``tests``, ``compiler``, ``playground`` and the Django-free ``labelling/bench``)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ MODULES = [
     "labelling.agreement",
     "labelling.importing",
     "labelling.precision",
+    "labelling.records_values",
     "labelling.worksheets",
 ]
 

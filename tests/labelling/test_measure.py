@@ -2,8 +2,8 @@
 no precision figure that no label supports.
 
 Register values follow the shipped schemas, which are refitted; the figures are
-compared with the benchmark's (tests/bench/measure.py) on the same fixture rather
-than pinned, and counts that depend only on the corpus are pinned.
+compared with the benchmark's (labelling.bench, run by tests/bench/measure.py) on the
+same fixture rather than pinned, and counts that depend only on the corpus are pinned.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from labelling import charts, measure
+from labelling.bench import compare as bench
 from labelling.measure import Item, cap_per_repo, corpus_report, measure_items, read_path
-from tests.bench import measure as bench
+from labelling.measure_render import render
 
 FORMATS = Path(__file__).resolve().parent.parent / "fixtures" / "formats"
 TAU = FORMATS / "tau-airline-two-records.json"
@@ -91,7 +92,7 @@ def test_it_refuses_a_precision_figure_without_labels():
         False,
         "no labels were supplied for this schema",
     )
-    assert "NO PRECISION FIGURE" in measure.render(_report())
+    assert "NO PRECISION FIGURE" in render(_report())
 
 
 def test_it_refuses_a_precision_figure_from_labels_about_another_corpus():
@@ -133,7 +134,7 @@ def test_it_prints_the_labels_rows_units_and_interval():
             "the 95% interval is 81 points wide",
         ],
     }
-    text = measure.render(_report(labels=labels))
+    text = render(_report(labels=labels))
     assert "JUDGED rows          2  (correct 1, incorrect 1)" in text
     assert "independent units    2  precision 50.0% (n=2, 95% CI 10%–90%)" in text
 
@@ -185,7 +186,7 @@ def test_it_measures_the_peer_beside_ours():
     report = _report(peer=True)
     assert report["peer"]["version"] == "0.4.6"
     assert set(report["figures"]) == {"ours", "peer"}
-    assert "peer             contextgc 0.4.6" in measure.render(report)
+    assert "peer             contextgc 0.4.6" in render(report)
 
 
 def test_the_command_prints_every_figure_with_its_n(capsys):

@@ -19,7 +19,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from labelling.jobs import Report, ReportKind
-from labelling.measure import cap_per_repo, corpus_report, measure_items, read_path, render
+from labelling.measure import cap_per_repo, corpus_report, measure_items, read_path
+from labelling.measure_render import render
 from labelling.tasks import CHUNK_SIZE, start_measure, stored_items, stored_labels
 
 DEFAULT_CORPORA = settings.BASE_DIR.parent / "shared" / "corpora"

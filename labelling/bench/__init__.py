@@ -1,0 +1,12 @@
+"""The measurement core: our compiler beside the peer, the gold scorer, the statistics.
+
+Plain Python, no Django: the benchmark's command line (``tests/bench/measure.py``)
+and the schema fit (``tests/bench/fit_schemas.py``) run it without the site's
+settings, and the site (``labelling.measure``, ``labelling.records``) imports it
+from the installed package.
+
+- ``gold``: the one gold scorer (tau-bench ``info.task.actions`` against a register);
+- ``stats``: nearest-rank percentile and the Wilson interval;
+- ``compare``: the two libraries, the corpus, warm-up, timing and every figure;
+- ``render``: the benchmark's text table and its table helpers.
+"""
