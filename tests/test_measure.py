@@ -31,6 +31,7 @@ ROWS = (
     "payloads compacted",
     "retirement violations",
     "contexts that grew (of N=2)",
+    "identifiers used later, kept in context (N=2 in 1 turns)",
     "compile ms p50 (N=2)",
     "compile ms p95 (N=2)",
     "throughput MB/s",
@@ -80,6 +81,11 @@ def test_it_counts_the_corpus_and_the_gold_pairs():
     assert counted == {"transcripts": 2, "turns": 24, "raw_tokens": 4297}
     assert report["gold"]["slots_with_gold"] == 7
     assert sum(report["gold"]["ours"]["total"].values()) == 7
+
+
+def test_it_checks_identifiers_the_agent_used_later_against_the_compiled_prefix():
+    recall = _report()["figures"]["ours"]["identifier_recall"]
+    assert recall == {"turns": 1, "wanted": 2, "kept": 2, "rate": 1.0}
 
 
 def test_it_is_deterministic_apart_from_timing():

@@ -24,6 +24,7 @@ from compiler.formats import formats_many
 from compiler.messages import message_to_dict
 from compiler.telemetry import message_tokens
 from compiler.tokens import CharEstimator
+from labelling.bench.fidelity import identifier_recall
 from labelling.bench.gold import GOLD_ARGS, GOLD_FLIGHT_ARGS, gold_figures, gold_values
 from labelling.bench.stats import percentile
 
@@ -324,6 +325,13 @@ def _share(part: int, whole: int) -> float:
     return round(part / whole, 6) if whole else 0.0
 
 
+def recall_figures(lib: Library, corpus: list[Transcript]) -> dict:
+    """Identifiers the agent used later, still in the context compiled before the use
+    (``labelling.bench.fidelity``): how many turns, identifiers, kept, and the rate."""
+    found = identifier_recall(lib.compile, [t.messages for t in corpus])
+    return {"turns": found.turns, "wanted": found.wanted, "kept": found.kept, "rate": found.rate}
+
+
 def measure(path: Path, schema: str, repeats: int, limit: int | None, use_peer: bool) -> dict:
     """Every figure for one corpus, as a JSON-ready dict."""
     corpus = read_corpus(path, limit)
@@ -349,6 +357,8 @@ def measure(path: Path, schema: str, repeats: int, limit: int | None, use_peer: 
         "errors": errors,
         "figures": {lib.key: library_figures(lib, runs[lib.key], corpus) for lib in libs},
     }
+    for lib in libs:
+        report["figures"][lib.key]["identifier_recall"] = recall_figures(lib, corpus)
     gold = [t for t in corpus if t.gold is not None]
     if gold:
         report["gold"] = _gold(libs, runs, corpus, gold)

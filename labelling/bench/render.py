@@ -91,6 +91,7 @@ def _rows(report: dict, keys: list[str]) -> list[list[str]]:
         row("payloads compacted (Σ)", lambda f: f["payloads_compacted"]),
         row("retirement violations (Σ)", lambda f: f["retirement_violations"]),
         row(f"contexts that grew (of N={n})", lambda f: _count_pct(f["contexts_grew"], n)),
+        *_recall_rows(figures, row),
         row(f"compile ms p50 (N={n})", lambda f: f["timing"]["compile_ms_p50"], ms),
         row(f"compile ms p95 (N={n})", lambda f: f["timing"]["compile_ms_p95"], ms),
         row("compile ms total", lambda f: f["timing"]["compile_ms_total"], ms),
@@ -113,6 +114,17 @@ def _rows(report: dict, keys: list[str]) -> list[list[str]]:
     if any(figures[k]["mutated_input"] for k in keys):
         rows.append(row("inputs mutated by the call", lambda f: f["mutated_input"]))
     return rows
+
+
+def _recall_rows(figures: dict, row) -> list[list[str]]:
+    """The fidelity row, when some turn used an identifier learned from a payload."""
+    recall = figures["ours"].get("identifier_recall")
+    if not recall or not recall["wanted"]:
+        return []
+    label = (
+        f"identifiers used later, kept in context (N={recall['wanted']} in {recall['turns']} turns)"
+    )
+    return [row(label, lambda f: _count_pct(f["identifier_recall"]["kept"], recall["wanted"]))]
 
 
 def _count_pct(count: int, n: int) -> str:

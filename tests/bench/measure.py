@@ -20,6 +20,12 @@ How the figures are made, so they can be compared:
 - Fidelity: whether the first system turn (the agent's policy) and the first
   user turn (often the task) survive verbatim. A library can buy reduction by
   cutting them; these rows show when it does.
+- Identifiers used later (``labelling/bench/fidelity.py``): at every assistant turn
+  that uses an identifier (a word with a digit, 4+ characters: order, item and flight
+  numbers, card endings) it can only have learned from an earlier tool payload, the
+  history before that turn is compiled, as an agent loop would, and the identifier is
+  looked for in the output. Reduction that costs the agent what it goes on to use shows
+  here.
 - Timing: one untimed warm-up call per library and transcript (it also
   produces every non-timing figure), then R repeats. In each repeat every
   transcript is compiled by both libraries back to back, the order swapped
