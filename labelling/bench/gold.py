@@ -26,6 +26,7 @@ GOLD_ARGS = {
     "origin": "origin_airport",
     "destination": "destination_airport",
     "user_id": "passenger_id",
+    "date": "flight_date",  # search_direct_flight / search_onestop_flight
 }
 GOLD_FLIGHT_ARGS = {"flight_number": "flight_number", "date": "flight_date"}
 GOLD_SLOTS = (
