@@ -1,122 +1,58 @@
-"""A cache of integer counters in a database table, with atomic increments.
+"""Request counters for the rate limit, in a database table: one SQL statement a request.
 
-The rate limit (django-ratelimit) counts requests per client with ``add`` and
-``incr`` on a cache that every gunicorn worker must share. Django's
-``DatabaseCache`` is shared but increments by reading then writing, so two
-workers can both read 7 and both write 8. Here each operation is one SQL
-statement — an upsert for ``add`` and ``set``, ``UPDATE … RETURNING`` for
-``incr`` — so the database serialises them and no count is lost. Works on
-PostgreSQL and on SQLite (3.35 or later).
+Every gunicorn worker must see the same count, so the counters live in the
+database (the table of ``playground.RateCounter``). Counting a request is a
+single upsert that adds one and returns the new count, so it costs one round
+trip, and the database serialises concurrent requests on the row: no count is
+lost between workers or threads. Works on PostgreSQL and on SQLite (3.35 or
+later, for ``RETURNING``).
 
-Only whole numbers are stored: it is a counter store, not a general cache.
-The table is ``playground.RateCounter`` (created by the app's migration).
+A row is one key's count in one fixed window; ``expires`` is when that window
+ends (seconds since the epoch).
 """
 
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
-from django.core.cache.backends.base import DEFAULT_TIMEOUT, BaseCache
 from django.db import connections, router
 
 from playground.models import RateCounter
 
-NEVER = 1e18  # an expiry for "no timeout"
+TABLE = RateCounter._meta.db_table
+
+# A count from an earlier window restarts at 1 and takes the new window's end; a count
+# from the same (or, from a process whose clock lags, a later) window goes on. Every
+# expression in SET reads the row as it was before this statement.
+COUNT_ONE = (
+    f"INSERT INTO {TABLE} AS counter (cache_key, hits, expires) VALUES (%s, 1, %s) "
+    "ON CONFLICT (cache_key) DO UPDATE SET "
+    "hits = CASE WHEN counter.expires < excluded.expires THEN 1 ELSE counter.hits + 1 END, "
+    "expires = CASE WHEN counter.expires < excluded.expires "
+    "THEN excluded.expires ELSE counter.expires END "
+    "RETURNING hits, expires"
+)
+DROP_ENDED = f"DELETE FROM {TABLE} WHERE expires <= %s"
 
 
-class CounterCache(BaseCache):
-    """Cache backend: ``LOCATION`` names the table (informational; the model owns it)."""
+class Hit(NamedTuple):
+    """A request as counted: the key's count so far in the window, and when it ends."""
 
-    def __init__(self, location: str, params: dict):
-        super().__init__(params)
-        self._table = RateCounter._meta.db_table
+    count: int
+    window_end: float
 
-    # --- helpers -------------------------------------------------------------------
 
-    def _cursor(self, *, write: bool):
-        route = router.db_for_write if write else router.db_for_read
-        return connections[route(RateCounter)].cursor()
+def hit(key: str, window_end: float) -> Hit:
+    """Count one request for ``key`` in the window that ends at ``window_end``.
 
-    def _expires(self, timeout) -> float:
-        seconds = self.get_backend_timeout(timeout)
-        return NEVER if seconds is None else float(seconds)
-
-    @staticmethod
-    def _int(value) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"CounterCache stores whole numbers only, not {type(value).__name__}")
-        return value
-
-    # --- the cache API -------------------------------------------------------------
-
-    def add(self, key, value, timeout=DEFAULT_TIMEOUT, version=None) -> bool:
-        """Store ``value`` unless a live entry exists; True when stored."""
-        key = self.make_and_validate_key(key, version=version)
-        value, now = self._int(value), time.time()
-        with self._cursor(write=True) as cursor:
-            cursor.execute(
-                f"INSERT INTO {self._table} (cache_key, hits, expires) VALUES (%s, %s, %s) "
-                "ON CONFLICT (cache_key) DO UPDATE SET hits = excluded.hits, "
-                f"expires = excluded.expires WHERE {self._table}.expires <= %s",
-                [key, value, self._expires(timeout), now],
-            )
-            added = cursor.rowcount == 1
-            if added:  # a new window for a client: drop the windows that have ended
-                cursor.execute(f"DELETE FROM {self._table} WHERE expires <= %s", [now])
-        return added
-
-    def set(self, key, value, timeout=DEFAULT_TIMEOUT, version=None) -> None:
-        key = self.make_and_validate_key(key, version=version)
-        with self._cursor(write=True) as cursor:
-            cursor.execute(
-                f"INSERT INTO {self._table} (cache_key, hits, expires) VALUES (%s, %s, %s) "
-                "ON CONFLICT (cache_key) DO UPDATE SET hits = excluded.hits, "
-                "expires = excluded.expires",
-                [key, self._int(value), self._expires(timeout)],
-            )
-
-    def incr(self, key, delta=1, version=None) -> int:
-        """Add ``delta`` in one statement; a missing or expired key raises ValueError."""
-        key = self.make_and_validate_key(key, version=version)
-        with self._cursor(write=True) as cursor:
-            cursor.execute(
-                f"UPDATE {self._table} SET hits = hits + %s "
-                "WHERE cache_key = %s AND expires > %s RETURNING hits",
-                [self._int(delta), key, time.time()],
-            )
-            row = cursor.fetchone()
-        if row is None:
-            raise ValueError(f"Key '{key}' not found")
-        return row[0]
-
-    def get(self, key, default=None, version=None):
-        key = self.make_and_validate_key(key, version=version)
-        with self._cursor(write=False) as cursor:
-            cursor.execute(
-                f"SELECT hits FROM {self._table} WHERE cache_key = %s AND expires > %s",
-                [key, time.time()],
-            )
-            row = cursor.fetchone()
-        return default if row is None else row[0]
-
-    def touch(self, key, timeout=DEFAULT_TIMEOUT, version=None) -> bool:
-        key = self.make_and_validate_key(key, version=version)
-        with self._cursor(write=True) as cursor:
-            cursor.execute(
-                f"UPDATE {self._table} SET expires = %s WHERE cache_key = %s AND expires > %s",
-                [self._expires(timeout), key, time.time()],
-            )
-            return cursor.rowcount == 1
-
-    def delete(self, key, version=None) -> bool:
-        key = self.make_and_validate_key(key, version=version)
-        with self._cursor(write=True) as cursor:
-            cursor.execute(f"DELETE FROM {self._table} WHERE cache_key = %s", [key])
-            return cursor.rowcount == 1
-
-    def has_key(self, key, version=None) -> bool:
-        return self.get(key, version=version) is not None
-
-    def clear(self) -> None:
-        with self._cursor(write=True) as cursor:
-            cursor.execute(f"DELETE FROM {self._table}")
+    A count of 1 means this request opened a window; only then are the rows of
+    windows that have ended deleted, so the table stays as small as the set of
+    recent clients while a request inside an open window stays one statement.
+    """
+    with connections[router.db_for_write(RateCounter)].cursor() as cursor:
+        cursor.execute(COUNT_ONE, [key, window_end])
+        count, end = cursor.fetchone()
+        if count == 1:
+            cursor.execute(DROP_ENDED, [time.time()])
+    return Hit(count, end)

@@ -40,7 +40,6 @@ INSTALLED_APPS = [
     "corsheaders",
     "csp",
     "django_htmx",
-    "django_ratelimit",
     "template_partials",
     "ninja",
     "playground",
@@ -125,20 +124,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # `manage.py db_worker` process on any machine shares one queue through PostgreSQL.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
-# The rate limit's counters live in the database, shared by every worker process.
-# Django's DatabaseCache increments by get-then-set (django-ratelimit's own check calls
-# it "does not support atomic increment"), so playground.ratecache does it in one
-# UPDATE; django-ratelimit only warns (W001) that it does not know that backend.
-CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    "ratelimit": {
-        "BACKEND": "playground.ratecache.CounterCache",
-        "LOCATION": "playground_rate_counter",
-    },
-}
-RATELIMIT_USE_CACHE = "ratelimit"
-RATELIMIT_IP_META_KEY = "playground.limits.client_ip"
-SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
+# The rate limit counts requests in the database (playground.ratecache), not in a cache,
+# so every worker process shares one count; this cache is each process's own.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 CONTEXTGC_RATE_LIMIT = env_int("CONTEXTGC_RATE_LIMIT", 60, minimum=1)  # per minute per client
 # How many reverse proxies in front append to X-Forwarded-For; 0 trusts only REMOTE_ADDR.
 CONTEXTGC_PROXY_HOPS = env_int("CONTEXTGC_PROXY_HOPS", 0)

@@ -1,4 +1,4 @@
-"""The rate limit's counter store, and the limit itself across real worker processes."""
+"""The rate limit's counters, the limit over requests, and the limit across worker processes."""
 
 from __future__ import annotations
 
@@ -14,85 +14,67 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from django.core.cache import caches
 from django.db import connection, connections
+from django.test.utils import CaptureQueriesContext
 
+from playground import ratecache
 from playground.models import RateCounter
 
 ROOT = Path(__file__).resolve().parents[2]
+END = 2_000_000_000  # a window end far in the future, in seconds since the epoch
 
 
-@pytest.fixture
-def counters():
-    return caches["ratelimit"]
+def post_compile(client, **extra):
+    body = json.dumps({"transcript": "user: hi"})
+    return client.post("/api/compile", data=body, content_type="application/json", **extra)
 
 
-# --- the counter store -----------------------------------------------------------------
-
-
-@pytest.mark.django_db
-def test_add_stores_a_count_only_when_there_is_none(counters):
-    assert counters.add("k", 1, 60) is True
-    assert counters.add("k", 5, 60) is False
-    assert counters.get("k") == 1
+# --- the counters ----------------------------------------------------------------------
 
 
 @pytest.mark.django_db
-def test_incr_counts_up_and_returns_the_new_count(counters):
-    counters.add("k", 0, 60)
-    assert [counters.incr("k") for _ in range(3)] == [1, 2, 3]
-    assert counters.incr("k", 10) == 13
+def test_hit_counts_up_within_a_window_and_says_when_it_ends():
+    assert [ratecache.hit("k", END) for _ in range(3)] == [(1, END), (2, END), (3, END)]
 
 
 @pytest.mark.django_db
-def test_incr_of_a_missing_key_raises_value_error_as_django_caches_do(counters):
-    with pytest.raises(ValueError, match="not found"):
-        counters.incr("missing")
+def test_hit_counts_keys_apart():
+    ratecache.hit("a", END)
+    assert ratecache.hit("b", END) == (1, END)
 
 
 @pytest.mark.django_db
-def test_an_ended_window_counts_as_absent_and_is_replaced(counters):
-    counters.set("k", 7, 0)  # a timeout of 0 expires at once
-    assert counters.get("k") is None
-    assert counters.add("k", 1, 60) is True
-    assert counters.get("k") == 1
+def test_a_later_window_starts_the_count_again():
+    ratecache.hit("k", END)
+    ratecache.hit("k", END)
+    assert ratecache.hit("k", END + 60) == (1, END + 60)
+    assert list(RateCounter.objects.values_list("hits", "expires")) == [(1, END + 60)]
 
 
 @pytest.mark.django_db
-def test_a_new_window_drops_the_windows_that_have_ended(counters):
-    counters.set("old", 3, 0)
-    counters.add("new", 1, 60)
-    assert list(RateCounter.objects.values_list("hits", flat=True)) == [1]
+def test_a_process_whose_clock_lags_counts_into_the_later_window():
+    ratecache.hit("k", END + 60)
+    assert ratecache.hit("k", END) == (2, END + 60)
 
 
 @pytest.mark.django_db
-def test_it_stores_whole_numbers_only(counters):
-    with pytest.raises(TypeError, match="whole numbers only"):
-        counters.set("k", "7", 60)
-
-
-@pytest.mark.django_db
-def test_touch_delete_has_key_and_clear_behave_as_a_cache(counters):
-    counters.set("a", 1, 60)
-    counters.set("b", 2, None)
-    assert counters.touch("a", 120) is True
-    assert counters.has_key("b") is True
-    assert counters.delete("b") is True
-    assert counters.has_key("b") is False
-    counters.clear()
-    assert RateCounter.objects.count() == 0
+def test_opening_a_window_drops_the_windows_that_have_ended():
+    now = time.time()
+    RateCounter.objects.create(cache_key="ended", hits=3, expires=now - 1)
+    RateCounter.objects.create(cache_key="open", hits=2, expires=now + 30)
+    ratecache.hit("new", now + 60)
+    kept = RateCounter.objects.order_by("cache_key").values_list("cache_key", "hits")
+    assert list(kept) == [("new", 1), ("open", 2)]
 
 
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_increments_from_many_connections_lose_no_count(counters):
-    counters.add("shared", 0, 60)
-    start = threading.Barrier(6)
+def test_concurrent_hits_from_many_connections_each_get_their_own_count():
+    start, counts = threading.Barrier(6), []
 
     def hammer():
         start.wait()
         try:
-            for _ in range(25):
-                counters.incr("shared")
+            counts.extend(ratecache.hit("shared", END).count for _ in range(25))
         finally:
             connections.close_all()  # this thread's own connection
 
@@ -101,7 +83,44 @@ def test_concurrent_increments_from_many_connections_lose_no_count(counters):
         thread.start()
     for thread in threads:
         thread.join()
-    assert counters.get("shared") == 150
+    assert sorted(counts) == list(range(1, 151))
+    assert RateCounter.objects.get(cache_key="shared").hits == 150
+
+
+# --- the limit over requests -----------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_an_api_compile_makes_one_sql_statement_once_its_window_is_open(client):
+    with CaptureQueriesContext(connection) as opening:
+        post_compile(client)
+    with CaptureQueriesContext(connection) as counting:
+        response = post_compile(client)
+    assert response.status_code == 200
+    assert [len(opening), len(counting)] == [2, 1]  # count (+ drop ended windows once)
+
+
+@pytest.mark.django_db
+def test_retry_after_is_exactly_the_wait_until_the_window_ends(client, settings, monkeypatch):
+    settings.CONTEXTGC_RATE_LIMIT = 1
+    clock = [1_800_000_000.25]
+    monkeypatch.setattr(time, "time", lambda: clock[0])
+    post_compile(client)
+    retry = int(post_compile(client)["Retry-After"])
+    clock[0] += retry - 1
+    assert post_compile(client).status_code == 429
+    clock[0] += 1
+    assert post_compile(client).status_code == 200
+
+
+@pytest.mark.django_db
+def test_ipv6_clients_share_a_budget_per_64_network(client, settings):
+    settings.CONTEXTGC_RATE_LIMIT = 1
+    first = post_compile(client, REMOTE_ADDR="2001:db8:1:2::10")
+    same_network = post_compile(client, REMOTE_ADDR="2001:db8:1:2:ffff::20")
+    other_network = post_compile(client, REMOTE_ADDR="2001:db8:1:3::10")
+    statuses = [first.status_code, same_network.status_code, other_network.status_code]
+    assert statuses == [200, 429, 200]
 
 
 # --- the limit across gunicorn workers ---------------------------------------------------
@@ -122,17 +141,25 @@ def _database_env() -> dict[str, str]:
     return {"DATABASE_URL": f"postgres://{auth}@{db['HOST']}:{db['PORT']}/{db['NAME']}"}
 
 
-def _wait_until_up(url: str, process: subprocess.Popen, seconds: float = 30.0) -> None:
-    deadline = time.monotonic() + seconds
+def _wait_until_both_serve(url: str, log: Path, process: subprocess.Popen) -> None:
+    """Return once each worker has answered a request.
+
+    A worker's first request is slow (Django loads the URLconf and the compiler then):
+    started with one worker still cold, the test would see the warm one serve every
+    compile. Both workers wait on the one socket, so either may take any request.
+    """
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"gunicorn exited with {process.returncode}")
         try:
-            with urllib.request.urlopen(url, timeout=1):
-                return
+            with urllib.request.urlopen(url, timeout=5):
+                pass
         except OSError:
             time.sleep(0.1)
-    raise RuntimeError("gunicorn did not start in time")
+        if log.exists() and len({line.split()[0] for line in log.read_text().splitlines()}) == 2:
+            return
+    raise RuntimeError("the two gunicorn workers did not both answer in time")
 
 
 def _post(url: str) -> int:
@@ -165,7 +192,7 @@ def two_workers(tmp_path):
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        _wait_until_up(f"http://127.0.0.1:{port}/api/health", process)
+        _wait_until_both_serve(f"http://127.0.0.1:{port}/api/health", log, process)
         yield f"http://127.0.0.1:{port}", log
     finally:
         process.terminate()
