@@ -13,7 +13,9 @@ import json
 import re
 from enum import StrEnum
 
+from compiler.compact_json import may_be_json
 from compiler.messages import Message
+from compiler.prefilter import admits, fold, required_literals
 
 
 class Kind(StrEnum):
@@ -59,6 +61,9 @@ _OFFER_WORDS = re.compile(
     re.IGNORECASE,
 )
 _PRICE = re.compile(r"\$\s?\d")
+# what a text must contain for a marker or a price to be found in it (compiler.prefilter)
+_MENU_NEEDS = required_literals(_MENU_MARKERS)
+_PRICE_NEEDS = required_literals(_PRICE)
 
 
 def classify(messages: tuple[Message, ...]) -> tuple[Kind, ...]:
@@ -138,9 +143,9 @@ def _starts_like_output(stripped: str) -> bool:
 
 def _mostly_numbered(stripped: str) -> bool:
     """A source listing: most of its first 20 lines start with a line number."""
+    if stripped.count("\n") < 7:
+        return False  # fewer than 8 lines
     lines = stripped.split("\n", 20)[:20]
-    if len(lines) < 8:
-        return False
     return sum(1 for line in lines if _NUMBERED_LINE.match(line)) * 2 >= len(lines)
 
 
@@ -153,8 +158,11 @@ def looks_like_option_menu(text: str) -> bool:
         >>> looks_like_option_menu("Your flight HAT001 is booked in economy.")
         False
     """
-    if len(_MENU_MARKERS.findall(text)) >= 2:
+    folded = fold(text)
+    if admits(_MENU_NEEDS, folded) and len(_MENU_MARKERS.findall(text)) >= 2:
         return True
+    if not admits(_PRICE_NEEDS, folded):
+        return False  # no line names a price
     priced_items = sum(
         1 for line in text.splitlines() if _ENUMERATED.match(line) and _PRICE.search(line)
     )
@@ -172,6 +180,8 @@ def _answers_a_command(previous: Message | None) -> bool:
 
 
 def _is_json(text: str) -> bool:
+    if not may_be_json(text):
+        return False
     try:
         json.loads(text)
     except ValueError:

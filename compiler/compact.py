@@ -4,7 +4,7 @@
 records, a directory or search listing, test-runner output, a Python stack trace, a unified
 diff, or long text. It keeps what a model needs (the head rows, the failures, the frames
 around the error, the changed lines), counts what it dropped in the text itself with
-``truncated=true``, and never drops a row that carries a safety signal (``SAFETY_TERMS``).
+``truncated=true``, and never drops a row that carries a safety signal (``compiler.safety``).
 
 Three guarantees hold for every input: the result is never longer than the input (when
 nothing is gained the original comes back with ``changed=False``), the same input gives the
@@ -28,20 +28,25 @@ Decisions worth knowing:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import NamedTuple
 
 from compiler.compact_json import compact_json
-from compiler.prefilter import anchored_finditer, fold, leading_literals
+from compiler.frozen import build
+from compiler.prefilter import admits, fold, required_literals
 
-try:  # the parser behind ``re``, to spell out SAFETY_TERMS (``sre_parse`` before 3.11)
-    from re import _constants as _c
-    from re import _parser
-except ImportError:  # pragma: no cover - older layouts
-    import sre_constants as _c
-    import sre_parse as _parser
+# the safety scan lives in compiler.safety; these names are read from here too (tests do)
+from compiler.safety import (  # noqa: F401
+    _CARD,
+    _EMAIL,
+    _SAFETY,
+    _WORDS,
+    _luhn_valid,
+    has_safety_signal,
+    safety_spans,
+)
 
 HEAD_ROWS = 3  # JSON records kept from the top of a collection
 SHORT_CHARS = 400  # a payload shorter than this is returned as it is
@@ -54,41 +59,6 @@ LISTING_MIN_ROWS = 12
 HEAD_FRAMES = 1
 TAIL_FRAMES = 2
 DIFF_CHANGED_LINES = 200
-
-SAFETY_TERMS = (
-    r"allerg(?:en|ens|y|ies|ic)",
-    r"peanuts?",
-    r"gluten",
-    r"lactose",
-    r"sever(?:e|ity)",
-    r"critical",
-    r"warn(?:s|ed|ing|ings)?",
-    r"danger(?:s|ous)?",
-    r"hazard(?:s|ous)?",
-    r"recall(?:s|ed)?",
-    r"expir(?:y|es|ed|ation|ing)",
-    r"best[\s_-]+before",
-    r"use[\s_-]+by",
-    r"contraindicat(?:ed|ion|ions)",
-    r"do[\s_-]+not",
-    r"pii",
-    r"ssn",
-    r"social[\s_-]+security",
-    r"passports?",
-    r"date[\s_-]+of[\s_-]+birth",
-    r"dob",
-    r"phones?",
-)
-_SAFETY = re.compile(
-    # the look-ahead on first letters lets the engine skip most positions quickly
-    "(?=[" + "".join(sorted({term[0] for term in SAFETY_TERMS})) + "])"
-    r"(?<![^\W\d_])(?:" + "|".join(SAFETY_TERMS) + r")(?![^\W\d_])",
-    re.IGNORECASE,
-)
-_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]++@[\w-]+(?:\.[\w-]+)+")
-_CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
-_DIGIT_RUN = re.compile(r"\d[\d -]{11,}\d")
-_SAFETY_LEADS = leading_literals(_SAFETY)
 
 
 class Shape(StrEnum):
@@ -142,11 +112,14 @@ class _Unit(NamedTuple):
     safety: bool = False
 
 
-def compact(text: str, *, tool_name: str | None = None, head_rows: int = HEAD_ROWS) -> Compacted:
+def compact(
+    text: str, *, tool_name: str | None = None, head_rows: int = HEAD_ROWS, memo=None
+) -> Compacted:
     """Compact one tool payload, keeping safety rows and disclosing every omission.
 
     ``tool_name`` labels a top-level list of records; ``head_rows`` is how many records
-    of a JSON collection are kept besides the safety-flagged ones.
+    of a JSON collection are kept besides the safety-flagged ones; ``memo`` holds the
+    JSON texts the caller decoded before (``compact_json.decode_json``).
 
     Example:
         >>> import json
@@ -168,10 +141,11 @@ def compact(text: str, *, tool_name: str | None = None, head_rows: int = HEAD_RO
     """
     shape, draft = Shape.NONE, None
     if len(text) >= SHORT_CHARS:
-        shape, draft = _compact_by_shape(text, tool_name, max(0, head_rows))
+        shape, draft = _compact_by_shape(text, tool_name, max(0, head_rows), memo)
     if draft is None or len(draft.text) >= len(text):
-        return Compacted(text, shape, len(text), len(text), 0, 0, 0, 0, False)
-    return Compacted(
+        return unchanged(text, shape)
+    return build(
+        Compacted,
         text=draft.text,
         shape=shape,
         original_chars=len(text),
@@ -184,153 +158,21 @@ def compact(text: str, *, tool_name: str | None = None, head_rows: int = HEAD_RO
     )
 
 
-def has_safety_signal(text: str) -> bool:
-    """True if ``text`` carries a safety signal (a term, an email or a card number).
-
-    Example:
-        >>> has_safety_signal('{"sku": 7, "tags": "PEANUT_ALLERGEN"}')
-        True
-        >>> has_safety_signal("DeprecationWarning in adobe.py")
-        False
-    """
-    if _WORDS is not None and text.isascii():
-        return _ascii_signal(text, _WORDS)
-    return next(_spans(text), None) is not None
-
-
-def safety_spans(text: str) -> Iterator[tuple[int, int]]:
-    """Where ``text`` carries a safety signal: every match of a full scan for a term, an
-    email or a Luhn-valid card number, as (start, end) pairs.
-
-    Example:
-        >>> list(safety_spans("mail a@b.co, no gluten"))
-        [(16, 22), (5, 11)]
-    """
-    if _WORDS is not None and text.isascii() and not _ascii_signal(text, _WORDS):
-        return iter(())
-    return _spans(text)
-
-
-def _spans(text: str) -> Iterator[tuple[int, int]]:
-    # Only positions where a safety term begins are tried, and card numbers only
-    # inside runs of digits: the same matches as a full scan, at a fraction of the cost.
-    for match in anchored_finditer(_SAFETY, text, fold(text), _SAFETY_LEADS):
-        yield match.span()
-    if "@" in text:
-        for match in _EMAIL.finditer(text):
-            yield match.span()
-    for match in _cards(text):
-        yield match.span()
-
-
-def _cards(text: str) -> Iterator[re.Match]:
-    for run in _DIGIT_RUN.finditer(text):
-        for match in _CARD.finditer(text, run.start(), run.end()):
-            if _luhn_valid(match.group()):
-                yield match
-
-
-def _luhn_valid(number: str) -> bool:
-    """A card number: a card network's first digit (2-6) and a valid Luhn check digit.
-
-    The first digit rules out epoch-millisecond timestamps and most plain counters.
-    """
-    digits = [int(ch) for ch in reversed(number) if ch.isdigit()]
-    if not 2 <= digits[-1] <= 6:
-        return False
-    total = sum(d if i % 2 == 0 else (d * 2 - 9 if d > 4 else d * 2) for i, d in enumerate(digits))
-    return total % 10 == 0
-
-
-# Whether ASCII text carries a signal at all is read from its words rather than from a
-# regex tried at every letter: a term matches on letter boundaries, so it is a whole word
-# (or a phrase of them). Splitting the text into words costs a few C-level passes; the
-# scan in _spans costs one per leading literal, and the regex engine's per-position work.
-
-_SEPARATOR = r"[\s_-]+"  # how SAFETY_TERMS join the words of a phrase
-_LETTERS = bytes(  # an ASCII letter lower-cased (as _SAFETY sees letters); anything else a space
-    ord(ch.lower()) if ch.isascii() and re.fullmatch(r"[^\W\d_]", ch) else ord(" ")
-    for ch in map(chr, range(256))
-)
-_DIGITS = bytes(ord("0") if "0" <= ch <= "9" else ord("1") for ch in map(chr, range(256)))
-_CARD_DIGITS = b"0" * 13  # a card number holds 13 digits at least, with only " " or "-" between
-
-
-@dataclass(frozen=True)
-class _WordIndex:
-    words: frozenset[bytes]  # every spelling of a one-word term
-    phrases: tuple[tuple[bytes, re.Pattern], ...]  # each spelling b" w1 w2 ", and its term
-    first_words: frozenset[bytes]  # the first word of every phrase
-
-
-def _word_index(terms: tuple[str, ...]) -> _WordIndex | None:
-    """None if a term is not a phrase of words with finitely many ASCII spellings."""
-    words: set[bytes] = set()
-    phrases = []
-    for term in terms:
-        spelled = [_spellings(list(_parser.parse(part))) for part in term.split(_SEPARATOR)]
-        if not all(spelled) or any("" in spellings for spellings in spelled):
-            return None
-        phrase = {""}
-        for spellings in spelled:
-            phrase = {f"{head} {tail.lower()}" for head in phrase for tail in spellings}
-        if len(spelled) == 1:
-            words |= {spelling.strip().encode() for spelling in phrase}
-        else:
-            phrases += [(f"{each} ".encode(), re.compile(term)) for each in sorted(phrase)]
-    first_words = frozenset(spelling.split()[0] for spelling, _ in phrases)
-    return _WordIndex(frozenset(words), tuple(phrases), first_words)
-
-
-def _spellings(items: list) -> set[str] | None:
-    """Every string a parsed word matches, or None unless finitely many ASCII words."""
-    out = {""}
-    for op, arg in items:
-        if op is _c.LITERAL and chr(arg).isascii() and chr(arg).isalpha():
-            options = {chr(arg)}
-        elif op is _c.SUBPATTERN:
-            options = _spellings(list(arg[-1]))
-        elif op is _c.BRANCH:
-            branches = [_spellings(list(branch)) for branch in arg[1]]
-            options = None if None in branches else set().union(*branches)
-        elif op is _c.MAX_REPEAT and arg[:2] == (0, 1):
-            inner = _spellings(list(arg[2]))
-            options = None if inner is None else {"", *inner}
-        else:
-            return None
-        if options is None:
-            return None
-        out = {head + tail for head in out for tail in options}
-    return out
-
-
-_WORDS = _word_index(SAFETY_TERMS)
-
-
-def _ascii_signal(text: str, index: _WordIndex) -> bool:
-    data = text.encode("ascii")
-    words = data.translate(_LETTERS).split()
-    if not index.words.isdisjoint(words):
-        return True
-    if not index.first_words.isdisjoint(words):
-        joined = b" " + b" ".join(words) + b" "
-        for spelling, phrase in index.phrases:
-            # the words follow one another: look for what may stand between them
-            if spelling in joined and _phrase_signal(text, phrase):
-                return True
-    if b"@" in data and _EMAIL.search(text):
-        return True
-    return _CARD_DIGITS in data.translate(_DIGITS, b" -") and next(_cards(text), None) is not None
-
-
-def _phrase_signal(text: str, phrase: re.Pattern) -> bool:
-    lowered = text.lower()
-    found = phrase.search(lowered)
-    while found is not None:
-        if _SAFETY.match(text, found.start()):  # the letter boundaries hold too
-            return True
-        found = phrase.search(lowered, found.start() + 1)
-    return False
+def unchanged(text: str, shape: str) -> Compacted:
+    """The result for a payload left as it is."""
+    size = len(text)
+    return build(
+        Compacted,
+        text=text,
+        shape=shape,
+        original_chars=size,
+        compacted_chars=size,
+        rows_total=0,
+        rows_kept=0,
+        rows_dropped=0,
+        safety_rows_kept=0,
+        changed=False,
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -338,26 +180,28 @@ def _phrase_signal(text: str, phrase: re.Pattern) -> bool:
 
 _JSON_START = re.compile(r"\s*[\[{]")
 _FILE_VIEW = re.compile(r"^\[File: .+\(\d+ lines total\)\]\r?$", re.MULTILINE)
+_FILE_VIEW_NEEDS = required_literals(_FILE_VIEW)
 _TRAILER_LINE = re.compile(r"\((?:Open file|Current directory): .*\)|bash-\$|\s*")
 
 
 def _compact_by_shape(
-    text: str, tool_name: str | None, head_rows: int
+    text: str, tool_name: str | None, head_rows: int, memo
 ) -> tuple[Shape, _Draft | None]:
     body, trailer = _split_trailer(text)
     if _JSON_START.match(body):
         found = compact_json(
-            body, tool_name=tool_name, head_rows=head_rows, signal=has_safety_signal
+            body, tool_name=tool_name, head_rows=head_rows, signal=has_safety_signal, memo=memo
         )
         if found is not None:  # else not JSON, or nested too deep to walk: read it as text
             shape = Shape.JSON_RECORDS if found.records else Shape.JSON_OBJECT
             counts = found.rows_total, found.rows_kept, found.safety_rows_kept
             return shape, _Draft(found.text + trailer, *counts)
-    if _FILE_VIEW.search(body):
+    folded = fold(body)
+    if admits(_FILE_VIEW_NEEDS, folded) and _FILE_VIEW.search(body):
         return Shape.NONE, None
     detected = Shape.NONE
-    for shape, detect, compactor in _TEXT_SHAPES:
-        if not detect(body):
+    for shape, needs, detect, compactor in _TEXT_SHAPES:
+        if not admits(needs, folded) or not detect(body):
             continue
         draft = compactor(body)
         if len(draft.text) < len(body):
@@ -476,12 +320,28 @@ def _is_listing(body: str) -> bool:
     lines = [line.rstrip("\r") for line in body.split("\n") if line.strip()]
     if len(lines) < LISTING_MIN_ROWS:
         return False
-    rows = sum(bool(_LISTING_ROW.fullmatch(line) or _LISTING_FRAME.match(line)) for line in lines)
-    return rows >= 0.9 * len(lines)
+    need, misses = 0.9 * len(lines), 0
+    for line in lines:
+        if not (_LISTING_ROW.fullmatch(line) or _LISTING_FRAME.match(line)):
+            misses += 1
+            if len(lines) - misses < need:
+                return False  # too many lines are no row already
+    return True
+
+
+def _signal_in(body: str) -> Callable[[str], bool]:
+    """``has_safety_signal`` for the lines of ``body`` (and runs of whole lines): a line
+    break ends a term, an address and a card number as the end of a line does, so a body
+    without a signal has no line with one, and one check spares a check per line."""
+    return has_safety_signal if has_safety_signal(body) else _no_signal
+
+
+def _no_signal(text: str) -> bool:
+    return False
 
 
 def _compact_listing(body: str) -> _Draft:
-    units, seen = [], 0
+    units, seen, signal = [], 0, _signal_in(body)
     for line in _lines(body):
         bare = line.strip()
         if _LISTING_FRAME.match(bare) or (not bare and seen <= LISTING_HEAD_ROWS):
@@ -491,7 +351,7 @@ def _compact_listing(body: str) -> _Draft:
             units.append(_Unit(line, keep=False, rows=0))
             continue
         seen += 1
-        flag = has_safety_signal(line)
+        flag = signal(line)
         units.append(_Unit(line, keep=seen <= LISTING_HEAD_ROWS or flag, safety=flag))
     return _draft(units, _emit_gaps(units, _rows_marker))
 
@@ -523,13 +383,13 @@ _TEST_KEEP = re.compile(
 
 
 def _compact_test_output(body: str) -> _Draft:
-    units, summary, frame_source = [], False, False
+    units, summary, frame_source, signal = [], False, False, _signal_in(body)
     for line in _lines(body):
         if _TEST_SECTION.match(line):
             summary = "short test summary info" in line
             units.append(_Unit(line, keep=True))
             continue
-        flag = has_safety_signal(line)
+        flag = signal(line)
         # a unittest frame: its ``File`` line and the source line under it say where
         keep = summary or flag or frame_source or _TEST_KEEP.search(line) is not None
         frame_source = _FRAME.match(line) is not None
@@ -550,12 +410,12 @@ _FRAME = re.compile(r"\s+File \"")
 
 
 def _compact_stack_trace(body: str) -> _Draft:
-    lines, units, i = _lines(body), [], 0
+    lines, units, i, signal = _lines(body), [], 0, _signal_in(body)
     while i < len(lines):
         units.append(_Unit(lines[i], keep=True, rows=0))
         if _TRACEBACK.match(lines[i]):
             frames, i = _frames(lines, i + 1)
-            units.extend(_frame_units(frames))
+            units.extend(_frame_units(frames, signal))
         else:
             i += 1
     return _draft(units, _emit_gaps(units, _frames_marker))
@@ -573,10 +433,10 @@ def _frames(lines: list[str], i: int) -> tuple[list[str], int]:
     return frames, i
 
 
-def _frame_units(frames: list[str]) -> list[_Unit]:
+def _frame_units(frames: list[str], signal: Callable[[str], bool]) -> list[_Unit]:
     units = []
     for index, frame in enumerate(frames):
-        flag = has_safety_signal(frame)
+        flag = signal(frame)
         edge = index < HEAD_FRAMES or index >= len(frames) - TAIL_FRAMES
         units.append(_Unit(frame, keep=edge or flag, safety=flag))
     return units
@@ -596,9 +456,9 @@ _DIFF_HEADER = re.compile(
 
 
 def _compact_diff(body: str) -> _Draft:
-    units, changed = [], 0
+    units, changed, signal = [], 0, _signal_in(body)
     for line in _lines(body):
-        flag = has_safety_signal(line)
+        flag = signal(line)
         if _DIFF_HEADER.match(line):
             keep = True
         elif line[:1] in ("+", "-"):
@@ -624,7 +484,8 @@ def _is_long_text(body: str) -> bool:
 
 
 def _compact_long_text(body: str) -> _Draft:
-    pieces = [piece for line in _lines(body) for piece in _pieces(line)]
+    clean = _signal_in(body) is _no_signal
+    pieces = [piece for line in _lines(body) for piece in _pieces(line, clean)]
     head = _fit(pieces, HEAD_CHARS)
     tail = len(pieces) - _fit(pieces[::-1], TAIL_CHARS)
     units = []
@@ -634,10 +495,11 @@ def _compact_long_text(body: str) -> _Draft:
     return _draft(units, _emit_gaps(units, _chars_marker))
 
 
-def _pieces(line: str) -> list[tuple[str, bool]]:
-    """A line cut to PIECE_CHARS pieces, each marked when a safety match overlaps it."""
+def _pieces(line: str, clean: bool = False) -> list[tuple[str, bool]]:
+    """A line cut to PIECE_CHARS pieces, each marked when a safety match overlaps it;
+    ``clean``: the line is known to have none."""
     flagged: set[int] = set()
-    for start, end in safety_spans(line):
+    for start, end in () if clean else safety_spans(line):
         flagged.update(range(start // PIECE_CHARS, (end - 1) // PIECE_CHARS + 1))
     return [
         (line[at : at + PIECE_CHARS], at // PIECE_CHARS in flagged)
@@ -660,10 +522,27 @@ def _chars_marker(gap: list[_Unit]) -> str:
     return _marker_line(f"{sum(len(u.text) for u in gap)} chars omitted")
 
 
-_TEXT_SHAPES: tuple[tuple[Shape, Callable[[str], bool], Callable[[str], _Draft]], ...] = (
-    (Shape.DIFF, lambda body: _DIFF.search(body) is not None, _compact_diff),
-    (Shape.TEST_OUTPUT, lambda body: _TEST_RUN.search(body) is not None, _compact_test_output),
-    (Shape.STACK_TRACE, lambda body: _TRACEBACK.search(body) is not None, _compact_stack_trace),
-    (Shape.LISTING, _is_listing, _compact_listing),
-    (Shape.LONG_TEXT, _is_long_text, _compact_long_text),
+# Each shape: what a body must contain for it to be detected at all (so that the regex
+# scan is spared on most bodies, compiler.prefilter), how it is detected, and compacted.
+_TEXT_SHAPES: tuple[tuple[Shape, tuple, Callable[[str], bool], Callable[[str], _Draft]], ...] = (
+    (
+        Shape.DIFF,
+        required_literals(_DIFF),
+        lambda body: _DIFF.search(body) is not None,
+        _compact_diff,
+    ),
+    (
+        Shape.TEST_OUTPUT,
+        required_literals(_TEST_RUN),
+        lambda body: _TEST_RUN.search(body) is not None,
+        _compact_test_output,
+    ),
+    (
+        Shape.STACK_TRACE,
+        required_literals(_TRACEBACK),
+        lambda body: _TRACEBACK.search(body) is not None,
+        _compact_stack_trace,
+    ),
+    (Shape.LISTING, (), _is_listing, _compact_listing),
+    (Shape.LONG_TEXT, (), _is_long_text, _compact_long_text),
 )

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from itertools import repeat
 from typing import Any, NamedTuple
 
+from compiler.frozen import build
+
 MIN_ROWS = 2  # fewer rows gain nothing from a header
 EXEMPT_KEYS = ("arguments", "function", "tool_calls")  # a tool call states an action
 
@@ -43,11 +45,17 @@ class JsonSummary:
 
 
 def compact_json(
-    text: str, *, tool_name: str | None, head_rows: int, signal: Callable[[str], bool]
+    text: str,
+    *,
+    tool_name: str | None,
+    head_rows: int,
+    signal: Callable[[str], bool],
+    memo: dict | None = None,
 ) -> JsonSummary | None:
     """``text`` compacted as JSON, or None if it is not JSON this module can rewrite.
 
-    ``signal`` says whether a row's compact JSON must be kept whatever its position.
+    ``signal`` says whether a row's compact JSON must be kept whatever its position;
+    ``memo`` holds texts decoded before (``decode_json``).
 
     Example:
         >>> rows = [{"id": i, "ok": i != 7} for i in range(12)]
@@ -67,7 +75,9 @@ def compact_json(
     # ``\u`` escape could spell one; then the decoder checks every object as it goes.
     checked = "\\u" in text
     try:
-        value = (_CHECKING_DECODER if checked else _DECODER).decode(text)
+        if checked and not may_be_json(text):
+            raise ValueError("not JSON")
+        value = _CHECKING_DECODER.decode(text) if checked else decode_json(text, memo)
         summary, colons = _compact_value(value, tool_name, head_rows, signal)
     except (ValueError, RecursionError):
         return None  # not JSON, a duplicate key, or nested too deep to walk
@@ -89,6 +99,52 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
 # value holds as many colons as the text unless a key was lost.
 _DECODER = json.JSONDecoder()
 _CHECKING_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+_UNREAD, _NOT_JSON = object(), object()
+# how a JSON value may open: an object with a key or nothing, an array with a value or
+# nothing, or anything else (not judged here); ``[`` and ``{`` begin most texts read
+_OPENING = re.compile(r'[ \t\n\r]*(?:\{[ \t\n\r]*["}]|\[[ \t\n\r]*[]"{[\-0-9tfnNI]|[^[{ \t\n\r])')
+
+
+def may_be_json(text: str) -> bool:
+    """False for a text that is no JSON by its first characters (``[File: a.py …]``), which
+    the decoder would reject only after building an error.
+
+    Example:
+        >>> may_be_json("[File: a.py (9 lines total)]"), may_be_json('{"a": 1}')
+        (False, True)
+    """
+    return _OPENING.match(text) is not None
+
+
+def _decode(text: str) -> Any:
+    if not may_be_json(text):
+        raise ValueError("not JSON")
+    return _DECODER.decode(text)
+
+
+def decode_json(text: str, memo: dict | None = None) -> Any:
+    """``json.loads(text)``; with ``memo``, each text is decoded once. A payload is read
+    as a record, compacted, and compared with a later read of it: one decode serves all
+    three, since none of them changes the value. Raises ValueError (or RecursionError)
+    for a text that is not JSON, every time it is asked for.
+
+    Example:
+        >>> memo = {}
+        >>> decode_json('{"a": 1}', memo) is decode_json('{"a": 1}', memo)
+        True
+    """
+    if memo is None:
+        return _decode(text)
+    value = memo.get(text, _UNREAD)
+    if value is _UNREAD:
+        try:
+            value = _decode(text)
+        except (ValueError, RecursionError):
+            value = _NOT_JSON
+        memo[text] = value
+    if value is _NOT_JSON:
+        raise ValueError("not JSON")
+    return value
 
 
 def _compact_value(
@@ -103,7 +159,15 @@ def _compact_value(
         if len(summary.text) < size:
             return summary, colons
     plain = found.text if found is not None and not found.path else _dumps(value)
-    return JsonSummary(_escape_surrogates(plain)), plain.count(":")
+    summary = build(
+        JsonSummary,
+        text=_escape_surrogates(plain),
+        records=False,
+        rows_total=0,
+        rows_kept=0,
+        safety_rows_kept=0,
+    )
+    return summary, plain.count(":")
 
 
 def _plain_size(value: Any, found: _Collection, rest: str | None) -> tuple[int, int]:
@@ -129,17 +193,25 @@ def _plain_size(value: Any, found: _Collection, rest: str | None) -> tuple[int, 
 # Writing JSON
 
 
-def _encoder() -> Callable[[Any], str]:
-    """``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` with the encoder
-    built once: ``json.dumps`` builds one per call, which costs more than writing a row."""
-    options = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+def json_encoder(*, ensure_ascii: bool = False, sort_keys: bool = False) -> Callable[[Any], str]:
+    """``json.dumps(value, ensure_ascii=…, sort_keys=…, separators=(",", ":"))`` with the
+    encoder built once: ``json.dumps`` builds one per call, which costs more than writing a
+    row.
+
+    Example:
+        >>> json_encoder(sort_keys=True)({"b": "é", "a": [1.5, None]})
+        '{"a":[1.5,null],"b":"é"}'
+    """
+    options = json.JSONEncoder(
+        ensure_ascii=ensure_ascii, sort_keys=sort_keys, separators=(",", ":")
+    )
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:  # pragma: no cover - a Python without the C accelerator
         return options.encode
     encode = make(
         None,  # no cycle check: a value json.loads returned has no cycles
         options.default,
-        json.encoder.encode_basestring,
+        json.encoder.encode_basestring_ascii if ensure_ascii else json.encoder.encode_basestring,
         None,
         options.key_separator,
         options.item_separator,
@@ -150,7 +222,7 @@ def _encoder() -> Callable[[Any], str]:
     return lambda value: "".join(encode(value, 0))
 
 
-_dumps = _encoder()
+_dumps = json_encoder()
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
@@ -268,7 +340,14 @@ def _summarise(
     if rest is not None:
         text = rest + "\n" + text
     safety = sum(flags[i] for i in kept)
-    return JsonSummary(_escape_surrogates(text), True, len(rows), len(kept), safety)
+    return build(
+        JsonSummary,
+        text=_escape_surrogates(text),
+        records=True,
+        rows_total=len(rows),
+        rows_kept=len(kept),
+        safety_rows_kept=safety,
+    )
 
 
 def _keep(

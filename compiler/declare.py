@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from compiler.contracts import satisfies
 from compiler.extract import Observation, Op, Provenance
-from compiler.messages import Message, ToolCall
+from compiler.messages import Message, ToolCall, with_content
 from compiler.protocol import protocol, strip_blocks
 from compiler.register import Refusal
 from compiler.schema import Schema
@@ -114,7 +114,7 @@ class DeclareState:
             self._untrusted(turn, message.role, declaration.blocks)
         elif declaration.blocks:
             self._trusted(turn, declaration)
-        return replace(message, content=stripped)
+        return with_content(message, stripped)
 
     def _strip_calls(self, message: Message) -> Message:
         if not message.tool_calls or not any(

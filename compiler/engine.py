@@ -19,8 +19,9 @@ from compiler.compact import Compacted
 from compiler.declare import POLICIES, Declared
 from compiler.emit import MODES, Emitted, Recall
 from compiler.errors import OptionError
-from compiler.formats import formats, read_message_list
+from compiler.formats import formats
 from compiler.incremental import HISTORIES
+from compiler.items import read_message_list
 from compiler.messages import Message, ParseWarning, message_to_dict
 from compiler.progress import Progress
 from compiler.register import Register
@@ -57,10 +58,10 @@ class Options:
     @classmethod
     def build(cls, **given) -> Options:
         """Validated options; an unknown name or value raises ``OptionError``."""
-        unknown = sorted(set(given) - set(cls.__dataclass_fields__))
+        unknown = sorted(set(given) - _DEFAULTS.keys())
         if unknown:
             raise OptionError(f"unknown option(s): {', '.join(unknown)}")
-        raw = {**{name: f.default for name, f in cls.__dataclass_fields__.items()}, **given}
+        raw = {**_DEFAULTS, **given}
         _choice("mode", raw["mode"], MODES)
         _choice("declaration_policy", raw["declaration_policy"], POLICIES)
         _choice("value_policy", raw["value_policy"], POLICIES)
@@ -72,6 +73,10 @@ class Options:
                 "teach_protocol": bool(raw["teach_protocol"]),
             }
         )
+
+
+# every option and its default, read once rather than from the fields on every call
+_DEFAULTS = {name: spec.default for name, spec in Options.__dataclass_fields__.items()}
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
@@ -95,8 +100,10 @@ class Compilation:
     options: Options
     recall: Recall | None = None
     instruction: str = ""
-    token_memo: dict = field(default_factory=dict, compare=False)
-    dict_memo: dict = field(default_factory=dict, compare=False)
+    # None: no memo outlives this compile, so each dict and count is built once, and
+    # remembering them would only cost
+    token_memo: dict | None = field(default=None, compare=False)
+    dict_memo: dict | None = field(default=None, compare=False)
     held: Any = field(default=None, compare=False)
 
     def is_held(self, message: Message, origin: int | None) -> bool:
@@ -107,6 +114,8 @@ class Compilation:
 
     def output_dicts(self) -> list[dict]:
         """The compiled messages as dicts; held messages are built once per history."""
+        if self.dict_memo is None:
+            return list(map(message_to_dict, self.emitted.messages))
         out = []
         for message, origin in zip(self.emitted.messages, self.emitted.origins, strict=True):
             if self.is_held(message, origin):
@@ -183,7 +192,7 @@ def run(messages: tuple[Message, ...], options: Options | None = None, **given) 
         (Message(role='user', content='hi', ...),)
     """
     options = options or Options.build(**given)
-    return Progress(options).extend(messages).finish()
+    return Progress(options).extend(messages).finish(remember=False)
 
 
 def _schema(schema: Any) -> Schema | None:

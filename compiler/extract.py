@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from compiler.classify import Kind
+from compiler.frozen import build
 from compiler.messages import Message
-from compiler.prefilter import admits, anchored_finditer, fold
+from compiler.prefilter import admits, anchored_finditer, fold, required_literals
 from compiler.schema import Schema, Slot
 
 
@@ -49,12 +50,28 @@ class Observation:
     op: Op = Op.ASSERT
 
 
+def _observed(slot, value, turn, provenance, start=0, end=0) -> Observation:
+    """``Observation(slot, value, turn, provenance, start, end)``, built as ``frozen.build``
+    builds: one per match."""
+    return build(
+        Observation,
+        slot=slot,
+        value=value,
+        turn=turn,
+        provenance=provenance,
+        start=start,
+        end=end,
+        op=Op.ASSERT,
+    )
+
+
 # A negator voids a match when it stands in the same clause, before it.
 _NEGATOR = re.compile(
     r"\b(?:not|never|no longer|instead of|rather than|cannot|can't|won't|don't|doesn't|"
     r"didn't|isn't|wasn't|aren't|shouldn't|wouldn't|without)\b",
     re.IGNORECASE,
 )
+_NEGATOR_NEEDS = required_literals(_NEGATOR)
 _CLAUSE_BREAK = re.compile(r"[.;!?\n]|,\s|\s(?:but|and then|so|then)\s", re.IGNORECASE)
 _NEGATION_WINDOW = 60
 _TRAILING = ".,;:!?)]}\"'`*"
@@ -125,7 +142,7 @@ def extract_actions(calls, turn: int, acting: dict) -> list[Observation]:
             value = argument_at(arguments, mapping.argument)
             value = clean_value(value) if value is not None else ""
             if value:
-                found.append(Observation(slot, value, turn, Provenance.ACTED))
+                found.append(_observed(slot, value, turn, Provenance.ACTED))
     return found
 
 
@@ -166,21 +183,22 @@ def extract_turn(text: str, turn: int, schema: Schema) -> list[Observation]:
     folded = fold(text)
     observations = []
     for slot in schema.slots:
+        if not admits(slot.gate, folded):
+            continue  # the turn lacks what every pattern of the slot needs
         hit = _first_match(text, folded, slot)
         if hit is not None:
             value, start, end = hit
-            observations.append(
-                Observation(slot.name, value, turn, Provenance.INFERRED, start, end)
-            )
+            observations.append(_observed(slot.name, value, turn, Provenance.INFERRED, start, end))
     return observations
 
 
 def _first_match(text: str, folded: str, slot: Slot) -> tuple[str, int, int] | None:
     best: tuple[str, int, int] | None = None
-    for pattern, need, lead in zip(slot.patterns, slot.needs, slot.leads, strict=True):
-        if not admits(need, folded):
+    for pattern, need, lead, after in slot.readers:
+        if need and not admits(need, folded):
             continue
-        for match in anchored_finditer(pattern, text, folded, lead):
+        before = best[1] if best is not None else None
+        for match in anchored_finditer(pattern, text, folded, lead, after, before):
             if best is not None and match.start() >= best[1]:
                 break
             group = match.lastindex or 1
@@ -213,6 +231,8 @@ def is_negated(text: str, start: int) -> bool:
         False
     """
     window = text[max(0, start - _NEGATION_WINDOW) : start]
+    if not admits(_NEGATOR_NEEDS, fold(window)):
+        return False  # no negator in the window, so none in its last clause
     breaks = list(_CLAUSE_BREAK.finditer(window))
     if breaks:
         window = window[breaks[-1].end() :]

@@ -43,60 +43,13 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from dataclasses import dataclass, field, replace
-from enum import StrEnum
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 from compiler.errors import TranscriptError
-from compiler.messages import Message, ParseWarning, ToolCall, message_from_dict
-
-
-class Format(StrEnum):
-    """The shape a transcript was read from."""
-
-    MESSAGES = "messages"
-    JSONL = "jsonl"
-    TAU_BENCH = "tau-bench"
-    SWE_AGENT = "swe-agent"
-    DISPLAY = "display"
-    TEXT = "text"
-
-
-@dataclass(frozen=True)
-class Parsed:
-    """One transcript as read: its messages, what was ignored, and from what.
-
-    ``meta`` holds what the source said about the transcript (``id`` and
-    ``model`` from a nebius header; ``task_id``, ``trial``, ``reward`` from a
-    tau-bench record). ``record`` is the raw JSON record it came from, when
-    there is one, so a benchmark can read e.g. ``record["info"]["task"]``.
-    """
-
-    messages: tuple[Message, ...]
-    warnings: tuple[ParseWarning, ...] = ()
-    format: str = Format.TEXT
-    meta: tuple[tuple[str, str], ...] = ()
-    record: Any = field(default=None, compare=False, repr=False)
-
-
-# Every role spelling we accept, in JSON and in text, and the role it means.
-ROLE_NAMES = {
-    "user": "user",
-    "human": "user",
-    "you": "user",
-    "customer": "user",
-    "assistant": "assistant",
-    "ai": "assistant",
-    "bot": "assistant",
-    "model": "assistant",
-    "agent": "assistant",
-    "system": "system",
-    "developer": "system",
-    "tool": "tool",
-    "function": "tool",
-    "tool_output": "tool",
-    "observation": "tool",
-}
+from compiler.items import ROLE_NAMES, Format, Parsed, indexed, parsed_items, read_message_list
+from compiler.messages import Message, ParseWarning, ToolCall
 
 # Which key makes a JSON object a transcript record, the type it must have,
 # and the format it means; first match wins.
@@ -170,32 +123,6 @@ def formats_many(text: str) -> tuple[tuple[str, Parsed], ...]:
     if not found:
         raise TranscriptError("no recognisable turn", line=line, column=column, warnings=leftover)
     return found
-
-
-def read_message_list(items: list, *, base_line: int = 1, start: int = 0) -> Parsed:
-    """Read already decoded OpenAI-shaped message dicts; never raises.
-
-    Non-dict items are skipped with a warning naming their index; unknown
-    roles are read as ``user`` with a warning. With no source text, an
-    item's ``line`` is ``base_line + start + index`` (its 1-based number by
-    default); ``start`` is the index of ``items[0]`` in a longer history.
-
-    Example:
-        >>> parsed = read_message_list([{"role": "human", "content": "hi"}, 7,
-        ...     {"role": "function", "name": "f", "content": "42"}])
-        >>> [(m.role, m.name, m.line) for m in parsed.messages]
-        [('user', None, 1), ('tool', 'f', 3)]
-        >>> [str(w) for w in parsed.warnings]
-        ['line 2: messages[1] is a number, not a message object; skipped']
-    """
-    if isinstance(items, dict):
-        items = [items]
-    if not isinstance(items, list | tuple):
-        note = f"expected a list of messages, got {_kind(items)}"
-        return Parsed((), (ParseWarning(base_line, note),), Format.MESSAGES)
-    lines = [base_line + start + index for index in range(len(items))]
-    wheres = [f"messages[{start + index}]" for index in range(len(items))]
-    return _parsed_items(items, lines, wheres, Format.MESSAGES)
 
 
 # -- assembling --------------------------------------------------------------
@@ -341,15 +268,14 @@ def _json_entries(value: Any, doc: _Doc, start: int) -> list[_Entry]:
     if isinstance(value, dict) and _record_kind(value):
         return [_record_entry(value, doc, start, "transcript", "the object")]
     if isinstance(value, dict) and ("role" in value or "content" in value):
-        parsed = _parsed_items([value], [doc.line(start)], ["the object"], Format.MESSAGES)
+        parsed = parsed_items([value], [doc.line(start)], _named("the object"), Format.MESSAGES)
         return [("transcript", parsed)]
     if isinstance(value, dict):
         keys = ", ".join(key for key, _, _ in _RECORD_KEYS)
         note = f"JSON object has none of the keys {keys}, role; no messages"
         return [("", Parsed((), (ParseWarning(doc.line(start), note),)))]
     lines = [doc.line(pos) for pos in doc.elements(start)]
-    wheres = [f"messages[{index}]" for index in range(len(value))]
-    return [("transcript", _parsed_items(value, lines, wheres, Format.MESSAGES))]
+    return [("transcript", parsed_items(value, lines, indexed("messages"), Format.MESSAGES))]
 
 
 def _dicts(items: list):
@@ -379,8 +305,7 @@ def _record_entry(record: Any, doc: _Doc, pos: int, fallback_id: str, where: str
         parsed = _embed(_read_text(_split_lines(record[key]), 1), doc.line(value_pos), key)
     else:
         lines = [doc.line(p) for p in doc.elements(value_pos)]
-        wheres = [f"{key}[{index}]" for index in range(len(lines))]
-        parsed = _parsed_items(record[key], lines, wheres, fmt)
+        parsed = parsed_items(record[key], lines, indexed(key), fmt)
     if not parsed.messages:
         parsed = _add_warnings(parsed, [ParseWarning(doc.line(pos), f"{ident}: no message")])
     return ident, replace(parsed, meta=_record_meta(record), record=record)
@@ -457,7 +382,7 @@ def _jsonl_entries(lines: list[str]) -> list[_Entry]:
         return sorted(bad + records, key=_entry_line)
     values = [row[3] for row in rows]
     numbers = [row[0] for row in rows]
-    parsed = _parsed_items(values, numbers, ["this line"] * len(rows), Format.JSONL)
+    parsed = parsed_items(values, numbers, _named("this line"), Format.JSONL)
     warnings = sorted([*parsed.warnings, *(p.warnings[0] for _, p in bad)], key=lambda w: w.line)
     return [("transcript", replace(parsed, warnings=tuple(warnings)))]
 
@@ -469,70 +394,9 @@ def _entry_line(entry: _Entry) -> int:
     return parsed.warnings[0].line if parsed.warnings else 0
 
 
-# -- message dicts -----------------------------------------------------------
-
-
-def _parsed_items(items: list, lines: list[int], wheres: list[str], fmt: Format) -> Parsed:
-    messages, warnings = [], []
-    for item, line, where in zip(items, lines, wheres, strict=True):
-        message, notes = _read_item(item, line, where)
-        if message is not None:
-            messages.append(message)
-        warnings.extend(ParseWarning(line, note) for note in notes)
-    return Parsed(tuple(messages), tuple(warnings), fmt)
-
-
-def _read_item(item: Any, line: int, where: str) -> tuple[Message | None, list[str]]:
-    """One message dict as a ``Message``, with notes on what was guessed."""
-    if not isinstance(item, dict):
-        return None, [f"{where} is {_kind(item)}, not a message object; skipped"]
-    role, notes = _role_of(item.get("role"), where)
-    try:
-        return _linked(message_from_dict(item, role=role, line=line), item), notes
-    except (TypeError, ValueError, RecursionError):
-        # Only Python values that JSON cannot hold get here.
-        note = f"{where}: content or tool calls unreadable; kept without them"
-        return Message(role, None, source=tuple(item.items()), line=line), [*notes, note]
-
-
-def _role_of(raw: Any, where: str) -> tuple[str, list[str]]:
-    if not isinstance(raw, str):
-        what = "no role" if raw is None else f"role is {_kind(raw)}"
-        return "user", [f"{where}: {what}; read as user"]
-    role = ROLE_NAMES.get(raw.strip().lower())
-    if role is None:
-        return "user", [f"{where}: unknown role {raw[:40]!r} read as user"]
-    return role, []
-
-
-def _linked(message: Message, item: dict) -> Message:
-    """Fill call links the shapes we read spell differently.
-
-    SWE-agent answers a call with ``tool_call_ids: [id]``; old OpenAI
-    assistants call with ``function_call: {name, arguments}``.
-    """
-    ids = item.get("tool_call_ids")
-    one_id = isinstance(ids, list) and len(ids) == 1 and isinstance(ids[0], str)
-    if message.tool_call_id is None and one_id:
-        message = replace(message, tool_call_id=ids[0])
-    call = item.get("function_call")
-    if message.role == "assistant" and not message.tool_calls and isinstance(call, dict):
-        name, args = call.get("name"), call.get("arguments", "")
-        if isinstance(name, str):
-            args = args if isinstance(args, str) else json.dumps(args, sort_keys=True)
-            message = replace(message, tool_calls=(ToolCall(name, args),))
-    return message
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    names = {str: "a string", list: "an array", tuple: "an array", dict: "an object"}
-    return names.get(type(value), f"a {type(value).__name__}")
+def _named(where: str) -> Callable[[int], str]:
+    """Every item of a list named alike (one object, one line)."""
+    return lambda index: where
 
 
 # -- plain text --------------------------------------------------------------
@@ -660,3 +524,7 @@ def _pair_tool_calls(messages: list[Message]) -> list[Message]:
         if answers:
             out[index] = replace(message, tool_calls=tuple(answers))
     return out
+
+
+# read_message_list (compiler.items) is read here too: this module reads every shape
+__all__ = ["ROLE_NAMES", "Format", "Parsed", "formats", "formats_many", "read_message_list"]

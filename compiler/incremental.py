@@ -21,7 +21,7 @@ import os
 import threading
 from collections import OrderedDict
 
-from compiler.formats import read_message_list
+from compiler.items import read_message_list
 from compiler.progress import Progress
 
 DEFAULT_HISTORIES = int(os.environ.get("CONTEXTGC_CACHE_HISTORIES", "128"))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
+
+from compiler.frozen import build
 
 ROLES = ("system", "user", "assistant", "tool")
 
@@ -41,6 +43,26 @@ class Message:
         return self.content or ""
 
 
+def plain_message(role, content, name, tool_call_id, source, line) -> Message:
+    """``Message(role, content, name, tool_call_id, (), source, line)``, built as
+    ``frozen.build`` builds: the reader builds one per item.
+
+    Example:
+        >>> plain_message("user", "hi", None, None, (), 3) == Message("user", "hi", line=3)
+        True
+    """
+    return build(
+        Message,
+        role=role,
+        content=content,
+        name=name,
+        tool_call_id=tool_call_id,
+        tool_calls=(),
+        source=source,
+        line=line,
+    )
+
+
 @dataclass(frozen=True)
 class ParseWarning:
     """Something the reader ignored or guessed, with the line it was on."""
@@ -66,7 +88,8 @@ def _tool_calls_from(raw: Any) -> tuple[ToolCall, ...]:
             args = json.dumps(args, sort_keys=True)
         call_id = item.get("id")
         calls.append(
-            ToolCall(
+            build(
+                ToolCall,
                 name=name if isinstance(name, str) else "",
                 arguments=args,
                 id=call_id if isinstance(call_id, str) else None,
@@ -90,7 +113,8 @@ def message_from_dict(item: dict, *, role: str | None = None, line: int | None =
         content = _flatten_content(content)
     name = item.get("name")
     call_id = item.get("tool_call_id")
-    return Message(
+    return build(
+        Message,
         role=role or item.get("role"),
         content=content,
         name=name if isinstance(name, str) else None,
@@ -170,5 +194,6 @@ def message_to_dict(message: Message) -> dict:
 
 
 def with_content(message: Message, content: str | None) -> Message:
-    """A copy of ``message`` carrying ``content`` instead."""
-    return replace(message, content=content)
+    """A copy of ``message`` carrying ``content`` instead (built as ``frozen.build``
+    builds: ``replace`` also reads the fields' declarations on every call)."""
+    return build(Message, **{**message.__dict__, "content": content})

@@ -16,6 +16,7 @@ only ever skip a turn the pattern could not have matched.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 try:  # the parser behind ``re`` (named ``sre_parse`` before 3.11)
     from re import _constants as _c
@@ -30,6 +31,9 @@ Clauses = tuple[frozenset[str], ...]  # each clause needs one literal; () needs 
 # The only non-ASCII characters that ``re.IGNORECASE`` matches against an ASCII
 # letter (tests/test_prefilter.py recomputes this set over all of Unicode).
 _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+# the same table as (character, replacement) pairs: ``str.translate`` with a table looks
+# every character of the text up in it, four ``str.replace`` calls cost a fraction of that
+_FOLD_PAIRS = tuple((chr(code), plain) for code, plain in sorted(_FOLD.items()))
 
 
 def fold(text: str) -> str:
@@ -42,7 +46,10 @@ def fold(text: str) -> str:
     """
     if text.isascii():
         return text.lower()
-    return text.translate(_FOLD).lower()
+    for char, plain in _FOLD_PAIRS:
+        if char in text:
+            text = text.replace(char, plain)
+    return text.lower()
 
 
 def admits(clauses: Clauses, folded: str) -> bool:
@@ -146,7 +153,8 @@ _ZERO_WIDTH = (_c.AT, _c.ASSERT, _c.ASSERT_NOT)
 
 
 def leading_literals(pattern: re.Pattern) -> frozenset[str] | None:
-    r"""Lower-cased literals one of which every match of ``pattern`` starts with.
+    r"""Lower-cased literals one of which every match of ``pattern`` starts with (none
+    that starts with another of them).
 
     None when the start is not a literal (a class, an optional part). Zero-width
     assertions before the first literal (``\b``, lookbehinds) are allowed: they
@@ -157,13 +165,49 @@ def leading_literals(pattern: re.Pattern) -> frozenset[str] | None:
         ['book', 'fly']
         >>> leading_literals(re.compile(r"(\w+) items")) is None
         True
+        >>> sorted(leading_literals(re.compile(r"(?:\A|\n)-|(?:new )?date")))
+        ['', '\n', 'date', 'new ']
     """
     try:
         parsed = _parser.parse(pattern.pattern, pattern.flags)
     except Exception:
         return None
     found = _prefix(list(parsed))
-    return found if found and all(found) else None
+    if not found:
+        return None
+    # a position where "opened" begins is one where "open" begins: only the shortest count;
+    # and "updating", "update" are both looked for as "updat" (one scan, not two)
+    found = _merged(found)
+    return frozenset(a for a in found if not any(b and b != a and a.startswith(b) for b in found))
+
+
+SHARED_PREFIX = 4  # literals sharing this many first characters are looked for as one
+
+
+def _merged(literals: frozenset[str]) -> frozenset[str]:
+    """The literals, those sharing their first SHARED_PREFIX characters replaced by the
+    prefix they share: every position one of them begins at, that prefix begins at."""
+    groups: dict[str, str] = {}
+    for literal in sorted(literals):
+        key = literal[:SHARED_PREFIX]
+        if len(key) < SHARED_PREFIX:
+            groups[literal] = literal
+        elif key in groups:
+            groups[key] = _shared(groups[key], literal)
+        else:
+            groups[key] = literal
+    return frozenset(groups.values())
+
+
+def _shared(first: str, second: str) -> str:
+    """The longest prefix of both."""
+    size = 0
+    while size < min(len(first), len(second)) and first[size] == second[size]:
+        size += 1
+    return first[:size]
+
+
+TEXT_START = ""  # as a leading literal: a match that begins where the text begins (``\A``)
 
 
 def _prefix(items: list) -> frozenset[str] | None:
@@ -171,7 +215,8 @@ def _prefix(items: list) -> frozenset[str] | None:
     while index < len(items) and items[index][0] in _ZERO_WIDTH:
         index += 1
     if index == len(items):
-        return None
+        at_start = (_c.AT, _c.AT_BEGINNING_STRING) in items
+        return frozenset({TEXT_START}) if at_start else None
     op, arg = items[index]
     if op is _c.LITERAL:
         run = []
@@ -184,35 +229,108 @@ def _prefix(items: list) -> frozenset[str] | None:
         return _prefix(list(arg[-1]))
     if op is _c.BRANCH:
         return _union(_prefix(list(branch)) for branch in arg[1])
-    if op in (_c.MAX_REPEAT, _c.MIN_REPEAT) and arg[0] >= 1:
-        return _prefix(list(arg[2]))
+    if op in (_c.MAX_REPEAT, _c.MIN_REPEAT):
+        body = _prefix(list(arg[2]))
+        # an optional start: the match starts with it or with what follows it
+        return body if arg[0] >= 1 else _union((body, _prefix(items[index + 1 :])))
     if op is _c.IN:
         found = _class(arg)
         return found[0] if found else None
     return None
 
 
-def candidate_starts(folded: str, literals: frozenset[str]) -> list[int]:
-    """Every position of ``folded`` where one of ``literals`` begins, in order."""
+def starts_at_boundary(pattern: re.Pattern) -> bool:
+    r"""Whether every match of ``pattern`` starts where a Unicode ``\b`` holds: the
+    pattern opens with zero-width assertions, one of them ``\b``, under no ASCII or
+    locale flag.
+
+    Example:
+        >>> starts_at_boundary(re.compile(r"(?<!x)\bfly")), starts_at_boundary(re.compile("fly"))
+        (True, False)
+    """
+    if pattern.flags & (re.ASCII | re.LOCALE) or not pattern.flags & re.UNICODE:
+        return False
+    try:
+        parsed = _parser.parse(pattern.pattern, pattern.flags)
+    except Exception:
+        return False
+    for op, arg in parsed:
+        if op not in _ZERO_WIDTH:
+            return False
+        if op is _c.AT and arg is _c.AT_BOUNDARY:
+            return True
+    return False
+
+
+def shared_clauses(needs) -> Clauses:
+    """Clauses a text must satisfy for any of several patterns to match, given each
+    pattern's clauses: those they all hold, then one naming every pattern's most
+    selective literals (none if a pattern needs nothing, or past MAX_ALTERNATIVES).
+
+    Example:
+        >>> money, fly, ship = frozenset({"$"}), frozenset({"fly"}), frozenset({"ship"})
+        >>> [sorted(c) for c in shared_clauses([(money, fly), (money, ship)])]
+        [['$'], ['fly', 'ship']]
+    """
+    if not needs:
+        return ()
+    first, *others = needs
+    shared = [clause for clause in first if all(clause in other for other in others)]
+    either = _union(_best(list(need)) for need in needs)
+    if either is not None and either not in shared:
+        shared.append(either)
+    return tuple(shared)
+
+
+def word_char(char: str) -> bool:
+    r"""Whether ``\w`` matches ``char`` (as Python's ``re`` reads it, under Unicode)."""
+    return char.isalnum() or char == "_"
+
+
+def candidate_starts(
+    folded: str,
+    literals: frozenset[str],
+    text: str | None = None,
+    before: int | None = None,
+    after: Callable[[str], bool] | None = None,
+) -> list[int]:
+    r"""Every position of ``folded`` where one of ``literals`` begins, in order; with
+    ``before``, only those before it.
+
+    With ``after`` and ``text`` (the unfolded text), positions right after a character of
+    ``text`` that ``after`` holds for are left out: the caller passes it for a pattern
+    that no match of starts there (``word_char`` for one that starts at ```` with a
+    word character).
+    """
     starts = set()
     for literal in literals:
-        at = folded.find(literal)
+        if literal == TEXT_START:
+            starts.add(0)
+            continue
+        stop = None if before is None else before + len(literal) - 1
+        at = folded.find(literal, 0, stop)
         while at >= 0:
-            starts.add(at)
-            at = folded.find(literal, at + 1)
+            if after is None or not at or not after(text[at - 1]):
+                starts.add(at)
+            at = folded.find(literal, at + 1, stop)
     return sorted(starts)
 
 
-def anchored_finditer(pattern: re.Pattern, text: str, folded: str, literals):
-    """``pattern.finditer(text)``, trying only where a leading literal begins.
+def anchored_finditer(
+    pattern: re.Pattern, text: str, folded: str, literals, after=None, before=None
+):
+    r"""``pattern.finditer(text)``, trying only where a leading literal begins.
 
     ``folded`` must be ``fold(text)``, which keeps every character in place.
+    ``after``: a test for a character that no match starts right after (see
+    ``candidate_starts``). ``before``: the caller wants no match that starts there or
+    later (at least those are not tried).
     """
     if literals is None:
         yield from pattern.finditer(text)
         return
     resume = 0
-    for start in candidate_starts(folded, literals):
+    for start in candidate_starts(folded, literals, text, before, after):
         if start < resume:
             continue
         match = pattern.match(text, start)
@@ -220,3 +338,18 @@ def anchored_finditer(pattern: re.Pattern, text: str, folded: str, literals):
             continue
         yield match
         resume = match.end() if match.end() > start else start + 1
+
+
+def word_bounded(pattern: re.Pattern, literals: frozenset[str] | None) -> bool:
+    r"""Whether a match of ``pattern`` can only start where a word starts: it starts at
+    ``\b`` and each of its leading ``literals`` with a word character.
+
+    Example:
+        >>> word_bounded(re.compile(r"\b(?:in|to)\s"), frozenset({"in", "to"}))
+        True
+        >>> word_bounded(re.compile(r"\b(?:in|\$)"), frozenset({"in", "$"}))
+        False
+    """
+    if not literals or not starts_at_boundary(pattern):
+        return False
+    return all(literal and word_char(literal[0]) for literal in literals)

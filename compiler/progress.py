@@ -49,6 +49,8 @@ class Progress:
         self.calls: dict = {}
         self.shaped: dict[int, Compacted] = {}
         self.elided: dict[tuple[int, int], Compacted] = {}
+        # payload texts decoded as JSON: read as a record, compacted, compared (stale.py)
+        self.decoded: dict[str, object] = {}
         # token counts of messages this progress holds, by id, then counter name: an
         # id is only a key while this progress keeps the message alive
         self.token_memo: dict = {}
@@ -61,7 +63,8 @@ class Progress:
         twin.__dict__.update(self.__dict__)
         for name in ("keys", "original", "warnings", "clean", "kinds", "read_keys"):
             setattr(twin, name, list(getattr(self, name)))
-        for name in ("calls", "shaped", "elided", "token_memo", "dict_memo", "replacements"):
+        names = ("calls", "shaped", "elided", "decoded", "token_memo", "dict_memo", "replacements")
+        for name in names:
             setattr(twin, name, dict(getattr(self, name)))
         twin.declare = self.declare.copy()
         twin.fold = self.fold.copy()
@@ -89,7 +92,7 @@ class Progress:
         previous = self.clean[-1] if self.clean else None
         kind, self.task_seen = classify_next(kept, previous, self.task_seen)
         self._observe(kept, kind, turn, self.declare.observations[before:])
-        self.read_keys.append(next_read_key(kept, kind, previous, self.calls))
+        self.read_keys.append(next_read_key(kept, kind, previous, self.calls, self.decoded))
         self.clean.append(kept)
         self.kinds.append(kind)
 
@@ -103,8 +106,10 @@ class Progress:
             batch = sorted((*inferred, *declared), key=lambda o: PROVENANCE_RANK[o.provenance])
             self.fold.apply_turn(batch)
 
-    def finish(self) -> Compilation:
-        """The whole-history stages: retire, compact, recall, emit."""
+    def finish(self, *, remember: bool = True) -> Compilation:
+        """The whole-history stages: retire, compact, recall, emit. ``remember``: this
+        progress is kept for later calls, so the result memoises what it builds from
+        messages the progress holds; a one-off compile remembers nothing."""
         from compiler.engine import Compilation
 
         options = self.options
@@ -141,8 +146,8 @@ class Progress:
             options=options,
             recall=hit,
             instruction=instruction,
-            token_memo=self.token_memo,
-            dict_memo=self.dict_memo,
+            token_memo=self.token_memo if remember else None,
+            dict_memo=self.dict_memo if remember else None,
             held=self._held,
         )
 
@@ -187,14 +192,17 @@ class Progress:
     def _shaped(self, index: int) -> Compacted:
         if index not in self.shaped:
             message = self.clean[index]
-            self.shaped[index] = compact(message.content, tool_name=message.name)
+            self.shaped[index] = compact(message.content, tool_name=message.name, memo=self.decoded)
         return self.shaped[index]
 
     def _elided(self, index: int, key: str, later: int) -> Compacted:
         if (index, later) not in self.elided:
             text = self.clean[index].content
             if key.startswith("record "):
-                result = elide_record(text, self.clean[later].content, replaced_by=later, key=key)
+                later_text = self.clean[later].content
+                result = elide_record(
+                    text, later_text, replaced_by=later, key=key, memo=self.decoded
+                )
             else:
                 result = elide(text, replaced_by=later, key=key, safety=safety_lines(text))
             self.elided[(index, later)] = result

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from compiler.extract import PROVENANCE_RANK, Observation, Op, Provenance
+from compiler.frozen import build
 
 MAX_FACTS = 64
 MAX_VALUE_CHARS = 512
@@ -150,7 +151,7 @@ class RegisterFold:
                 obs.turn,
             )
         )
-        self.entries[index] = Entry(
+        self.entries[index] = _entry(
             slot=current.slot,
             value=current.value,
             turn=current.turn,
@@ -158,16 +159,18 @@ class RegisterFold:
             supports=supports,
             pinned=current.pinned or obs.op is Op.PIN,
             unsure=_unsure_after(current, obs),
+            superseded_by=None,
+            revoked_at=None,
         )
         self.reaffirmations += 1
 
     def _set(self, current: Entry | None, obs: Observation) -> None:
         if current is not None:
-            self.entries[self.live[obs.slot]] = _with(current, superseded_by=obs.turn)
+            self.entries[self.live[obs.slot]] = _ended(current, superseded_by=obs.turn)
         self.revoked.discard(obs.slot)
         self.live[obs.slot] = len(self.entries)
         self.entries.append(
-            Entry(
+            _entry(
                 slot=obs.slot,
                 value=obs.value,
                 turn=obs.turn,
@@ -175,6 +178,8 @@ class RegisterFold:
                 supports=(obs.turn,),
                 pinned=obs.op is Op.PIN or obs.slot in self.immutable,
                 unsure=obs.op is Op.UNSURE,
+                superseded_by=None,
+                revoked_at=None,
             )
         )
 
@@ -190,7 +195,7 @@ class RegisterFold:
                 Refusal(obs.slot, obs.turn, "revoke_refused", "pinned or immutable slot")
             )
             return
-        self.entries[self.live.pop(obs.slot)] = _with(current, revoked_at=obs.turn)
+        self.entries[self.live.pop(obs.slot)] = _ended(current, revoked_at=obs.turn)
         self.revoked.add(obs.slot)
 
     def result(self) -> Register:
@@ -220,10 +225,26 @@ def _unsure_after(current: Entry, obs: Observation) -> bool:
     return current.unsure
 
 
-def _with(entry: Entry, **changes) -> Entry:
-    values = {name: getattr(entry, name) for name in entry.__dataclass_fields__}
-    values.update(changes)
-    return Entry(**values)
+def _entry(**fields) -> Entry:
+    """``Entry(**fields)`` (every field given), built as ``frozen.build`` builds: the fold
+    builds one per value set or restated."""
+    return build(Entry, **fields)
+
+
+def _ended(entry: Entry, superseded_by: int | None = None, revoked_at: int | None = None) -> Entry:
+    """``entry``, no longer live: replaced at ``superseded_by`` or revoked at ``revoked_at``."""
+    e = entry
+    return _entry(
+        slot=e.slot,
+        value=e.value,
+        turn=e.turn,
+        provenance=e.provenance,
+        supports=e.supports,
+        superseded_by=superseded_by,
+        revoked_at=revoked_at,
+        pinned=e.pinned,
+        unsure=e.unsure,
+    )
 
 
 def _copy_fold(fold: RegisterFold) -> RegisterFold:

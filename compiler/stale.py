@@ -16,15 +16,20 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_right
 
 from compiler.classify import Kind
-from compiler.compact import Compacted, safety_spans
+from compiler.compact import Compacted, unchanged
+from compiler.compact_json import decode_json, json_encoder
+from compiler.frozen import build
 from compiler.messages import Message
+from compiler.safety import has_safety_signal, safety_spans
 
 _FILE_VIEW = re.compile(r"^\[File: (.+?) \(\d+ lines total\)\]", re.MULTILINE)
 # A one-line command in the fence that ends an agent's turn (SWE-agent's protocol).
 _COMMAND = re.compile(r"```[^\n]*\n([^\n`]+)\n```\Z")
+# json.dumps with these options, its encoder built once rather than per call
+_compact_json = json_encoder()
+_canonical_json = json_encoder(ensure_ascii=True, sort_keys=True)
 
 
 def read_key(
@@ -43,7 +48,7 @@ def read_key(
         name, arguments = calls[message.tool_call_id]
         if name:
             return f"call {name} {arguments}"
-    view = _FILE_VIEW.search(message.text)
+    view = _FILE_VIEW.search(message.text) if "[File: " in message.text else None
     if view:
         return f"file {view.group(1).strip()}"
     if previous is not None and previous.role == "assistant":
@@ -57,8 +62,9 @@ def read_key(
 ReadKey = tuple[str, frozenset[str] | None]
 
 
-def record_key(text: str) -> ReadKey | None:
+def record_key(text: str, memo: dict | None = None) -> ReadKey | None:
     """The record a JSON object shows: its first id field with the value, and its fields.
+    ``memo`` holds the JSON texts decoded before (``compact_json.decode_json``).
 
     Example:
         >>> key, fields = record_key('{"name": "Lamp", "product_id": "17", "price": 3}')
@@ -71,7 +77,7 @@ def record_key(text: str) -> ReadKey | None:
     if not (stripped.startswith("{") and stripped.endswith("}")):
         return None
     try:
-        value = json.loads(stripped)
+        value = decode_json(stripped, memo)
     except (ValueError, RecursionError):
         return None
     if not isinstance(value, dict):
@@ -114,17 +120,17 @@ def stale_reads(
 
 
 def next_read_key(
-    message: Message, kind: Kind, previous: Message | None, calls: dict
+    message: Message, kind: Kind, previous: Message | None, calls: dict, memo: dict | None = None
 ) -> tuple[ReadKey, ...]:
     """What one message is a read of (none, or a read and a record); records its
-    tool calls in ``calls`` first."""
+    tool calls in ``calls`` first. ``memo``: as for ``record_key``."""
     for call in message.tool_calls:
         if call.id:
             calls[call.id] = (call.name, _canonical(call.arguments))
     if kind is not Kind.MACHINE:
         return ()
     read = read_key(message, calls, previous)
-    record = record_key(message.text)
+    record = record_key(message.text, memo)
     found = ((read, None),) if read else ()
     return (*found, record) if record else found
 
@@ -159,20 +165,22 @@ def replaced_reads(keys: list[tuple[ReadKey, ...]]) -> dict[int, tuple[str, int]
 
 def safety_lines(text: str) -> list[str]:
     """The lines a safety signal starts on, in order, from one scan of the text."""
-    starts = [start for start, _ in safety_spans(text)]
+    starts = sorted(start for start, _ in safety_spans(text))
     if not starts:
         return []
     lines = text.split("\n")
-    offsets, at = [], 0
-    for line in lines:
-        offsets.append(at)
-        at += len(line) + 1
-    return [lines[i] for i in sorted({bisect_right(offsets, start) - 1 for start in starts})]
+    found, line, at = [], 0, 0
+    for start in starts:  # a start's line is the number of line breaks before it
+        line += text.count("\n", at, start)
+        at = start
+        if not found or found[-1] != line:
+            found.append(line)
+    return [lines[i] for i in found]
 
 
 def _canonical(arguments: str) -> str:
     try:
-        return json.dumps(json.loads(arguments), sort_keys=True, separators=(",", ":"))
+        return _canonical_json(json.loads(arguments))
     except (ValueError, RecursionError):
         return arguments
 
@@ -196,7 +204,9 @@ def record_rows(value: dict) -> list[str]:
     return rows
 
 
-def elide_record(text: str, later_text: str, *, replaced_by: int, key: str) -> Compacted:
+def elide_record(
+    text: str, later_text: str, *, replaced_by: int, key: str, memo: dict | None = None
+) -> Compacted:
     r"""A record shown again later: a notice, with the safety rows the later one lacks.
 
     A row that the later payload repeats exactly is still in front of the model, so
@@ -214,22 +224,23 @@ def elide_record(text: str, later_text: str, *, replaced_by: int, key: str) -> C
         pax: {"dob":"1991"}
     """
     try:
-        old, new = json.loads(text), json.loads(later_text)
+        old, new = decode_json(text, memo), decode_json(later_text, memo)
     except (ValueError, RecursionError):
         return elide(text, replaced_by=replaced_by, key=key)
     if not isinstance(old, dict) or not isinstance(new, dict):
         return elide(text, replaced_by=replaced_by, key=key)
-    rows, repeated = record_rows(old), set(record_rows(new))
-    safety = [row for row in rows if row not in repeated and next(safety_spans(row), None)]
+    rows, safety = record_rows(old), []
+    # a row's signal is one of the rows joined (a line break ends every term, address and
+    # card number as the end of the row does): most records have none, and then what the
+    # later record repeats need not be asked
+    if rows and has_safety_signal("\n".join(rows)):
+        repeated = set(record_rows(new))
+        safety = [row for row in rows if row not in repeated and has_safety_signal(row)]
     what = f"{len(rows)} rows, {len(text)} chars, truncated=true"
     head = f"[stale read: {key[:160]} was shown again at turn {replaced_by}; "
     head += f"this older output is omitted ({what})"
     head += "; safety rows it does not repeat kept:]" if safety else "]"
     return _notice(text, "\n".join([head, *safety]), len(rows), len(safety))
-
-
-def _compact_json(value) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def elide(text: str, *, replaced_by: int, key: str, safety: list[str] | None = None) -> Compacted:
@@ -256,8 +267,9 @@ def elide(text: str, *, replaced_by: int, key: str, safety: list[str] | None = N
 def _notice(text: str, notice: str, rows: int, safety: int) -> Compacted:
     """The notice as the compaction result, unless it is no shorter than the text."""
     if len(notice) >= len(text):
-        return Compacted(text, "none", len(text), len(text), 0, 0, 0, 0, False)
-    return Compacted(
+        return unchanged(text, "none")
+    return build(
+        Compacted,
         text=notice,
         shape="stale_read",
         original_chars=len(text),

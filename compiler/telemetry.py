@@ -9,11 +9,28 @@ from compiler.tokens import CharEstimator
 
 def message_tokens(counter, message: Message | dict) -> int:
     """Tokens of one message: its text and any tool-call names and arguments, at least 1."""
+    if type(message) is Message and isinstance(counter, CharEstimator):
+        return _estimate(message)
     parts = _parts(message)
     if isinstance(counter, CharEstimator):  # same figure, without joining the text
         size = sum(len(p) for p in parts if p) + max(0, sum(1 for p in parts if p) - 1)
         return max(1, size // 4)
     return max(1, counter.count("\n".join(p for p in parts if p)))
+
+
+def _estimate(message: Message) -> int:
+    """The chars/4 figure of ``message_tokens`` for a ``Message``, without listing its parts:
+    the non-empty parts' lengths, one separator between each two, over 4."""
+    size = len(message.content or "")
+    if not message.tool_calls:
+        return size // 4 or 1  # one part: no separator
+    parts = 1 if size else 0
+    for call in message.tool_calls:
+        for part in (call.name, call.arguments):
+            if part:
+                size += len(part)
+                parts += 1
+    return max(1, (size + max(0, parts - 1)) // 4)
 
 
 def _parts(message: Message | dict) -> list[str]:
@@ -39,7 +56,7 @@ def telemetry(result, *, counter, elapsed_ms: float, warnings, output: list[dict
     raw, compiled = _token_counts(result, counter)
     saved = max(0, raw - compiled)
     retired = [r.turn for r in result.retired]
-    preserved = _prefix(result.original, output)
+    preserved = _prefix(result.original, result.emitted.messages, output)
     return {
         "mode": mode,
         "active_state_slots": {e.slot: reg.shown_value(e) for e in reg.active},
@@ -79,8 +96,11 @@ def telemetry(result, *, counter, elapsed_ms: float, warnings, output: list[dict
 
 def _token_counts(result, counter) -> tuple[int, int]:
     """Tokens in and out. Messages the compile holds (every input message, and each
-    output message that is one of them unchanged) are counted once per history."""
-    memo, name = result.token_memo, counter.name
+    output message that is one of them unchanged) are counted once per history (once per
+    call without a memo); the estimate costs a length, so it is simply taken."""
+    if isinstance(counter, CharEstimator):
+        return sum(map(_estimate, result.original)), sum(map(_estimate, result.emitted.messages))
+    memo, name = result.token_memo if result.token_memo is not None else {}, counter.name
 
     def held(message) -> int:
         counts = memo.setdefault(id(message), {})
@@ -199,11 +219,12 @@ def _declarations(result, counter) -> dict:
     }
 
 
-def _prefix(original: tuple[Message, ...], output: list[dict]) -> int:
-    """Leading output messages equal to the input's, by diffing the dicts."""
+def _prefix(original: tuple[Message, ...], emitted: tuple[Message, ...], output: list[dict]) -> int:
+    """Leading output messages equal to the input's, by diffing the dicts. An output
+    message that is the input message itself was written from it: no diff needed."""
     count = 0
-    for before, after in zip(original, output, strict=False):
-        if message_to_dict(before) != after:
+    for before, message, after in zip(original, emitted, output, strict=False):
+        if message is not before and message_to_dict(before) != after:
             break
         count += 1
     return count

@@ -1,0 +1,183 @@
+"""Reading message dicts: already decoded OpenAI-shaped messages, whatever shape of
+transcript they came in (``compiler.formats`` finds them), as ``Message`` objects.
+
+A reader meets the same few spellings over and over (``{"role": "user", "content":
+…}``), so the common item is read without building anything for the warnings an odd
+one gets: where an item sits is named only when there is something to say about it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+from compiler.frozen import build
+from compiler.messages import Message, ParseWarning, ToolCall, message_from_dict, plain_message
+
+
+class Format(StrEnum):
+    """The shape a transcript was read from."""
+
+    MESSAGES = "messages"
+    JSONL = "jsonl"
+    TAU_BENCH = "tau-bench"
+    SWE_AGENT = "swe-agent"
+    DISPLAY = "display"
+    TEXT = "text"
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """One transcript as read: its messages, what was ignored, and from what.
+
+    ``meta`` holds what the source said about the transcript (``id`` and
+    ``model`` from a nebius header; ``task_id``, ``trial``, ``reward`` from a
+    tau-bench record). ``record`` is the raw JSON record it came from, when
+    there is one, so a benchmark can read e.g. ``record["info"]["task"]``.
+    """
+
+    messages: tuple[Message, ...]
+    warnings: tuple[ParseWarning, ...] = ()
+    format: str = Format.TEXT
+    meta: tuple[tuple[str, str], ...] = ()
+    record: Any = field(default=None, compare=False, repr=False)
+
+
+# Every role spelling we accept, in JSON and in text, and the role it means.
+ROLE_NAMES = {
+    "user": "user",
+    "human": "user",
+    "you": "user",
+    "customer": "user",
+    "assistant": "assistant",
+    "ai": "assistant",
+    "bot": "assistant",
+    "model": "assistant",
+    "agent": "assistant",
+    "system": "system",
+    "developer": "system",
+    "tool": "tool",
+    "function": "tool",
+    "tool_output": "tool",
+    "observation": "tool",
+}
+
+
+def read_message_list(items: list, *, base_line: int = 1, start: int = 0) -> Parsed:
+    """Read already decoded OpenAI-shaped message dicts; never raises.
+
+    Non-dict items are skipped with a warning naming their index; unknown
+    roles are read as ``user`` with a warning. With no source text, an
+    item's ``line`` is ``base_line + start + index`` (its 1-based number by
+    default); ``start`` is the index of ``items[0]`` in a longer history.
+
+    Example:
+        >>> parsed = read_message_list([{"role": "human", "content": "hi"}, 7,
+        ...     {"role": "function", "name": "f", "content": "42"}])
+        >>> [(m.role, m.name, m.line) for m in parsed.messages]
+        [('user', None, 1), ('tool', 'f', 3)]
+        >>> [str(w) for w in parsed.warnings]
+        ['line 2: messages[1] is a number, not a message object; skipped']
+    """
+    if isinstance(items, dict):
+        items = [items]
+    if not isinstance(items, list | tuple):
+        note = f"expected a list of messages, got {_kind(items)}"
+        return Parsed((), (ParseWarning(base_line, note),), Format.MESSAGES)
+    first = base_line + start
+    lines = range(first, first + len(items))
+    return parsed_items(items, lines, indexed("messages", start), Format.MESSAGES)
+
+
+def indexed(name: str, start: int = 0) -> Callable[[int], str]:
+    """Where item ``index`` of a list sits, as ``name[start + index]``.
+
+    Example:
+        >>> indexed("traj", 3)(2)
+        'traj[5]'
+    """
+    return lambda index: f"{name}[{start + index}]"
+
+
+def parsed_items(items, lines, where: Callable[[int], str], fmt: Format) -> Parsed:
+    """The items as messages. ``lines`` gives each item's line, ``where(index)`` the name a
+    warning gives it, built only for a warning: most items need none."""
+    messages, warnings = [], []
+    for index, (item, line) in enumerate(zip(items, lines, strict=True)):
+        message, notes = _read_item(item, line, index, where)
+        if message is not None:
+            messages.append(message)
+        if notes:
+            warnings.extend(ParseWarning(line, note) for note in notes)
+    return Parsed(tuple(messages), tuple(warnings), fmt)
+
+
+def _read_item(item: Any, line: int, index: int, where) -> tuple[Message | None, list[str]]:
+    """One message dict as a ``Message``, with notes on what was guessed."""
+    if not isinstance(item, dict):
+        return None, [f"{where(index)} is {_kind(item)}, not a message object; skipped"]
+    raw = item.get("role")
+    role = ROLE_NAMES.get(raw) if type(raw) is str else None  # spelled as a key: most are
+    if role is not None and _PLAIN_KEYS.issuperset(item):
+        content, name, call_id = item.get("content"), item.get("name"), item.get("tool_call_id")
+        if content is None or type(content) is str:
+            name = name if isinstance(name, str) else None
+            call_id = call_id if isinstance(call_id, str) else None
+            return plain_message(role, content, name, call_id, tuple(item.items()), line), ()
+    notes: list[str] = []
+    if role is None:
+        role, notes = _role_of(raw, where(index))
+    try:
+        return _linked(message_from_dict(item, role=role, line=line), item), notes
+    except (TypeError, ValueError, RecursionError):
+        # Only Python values that JSON cannot hold get here.
+        note = f"{where(index)}: content or tool calls unreadable; kept without them"
+        return Message(role, None, source=tuple(item.items()), line=line), [*notes, note]
+
+
+# An item with no other keys (and text content) needs nothing but its fields copied: no
+# tool calls to read, no call links to fill (``_linked``).
+_PLAIN_KEYS = frozenset({"role", "content", "name", "tool_call_id"})
+
+
+def _role_of(raw: Any, where: str) -> tuple[str, list[str]]:
+    if not isinstance(raw, str):
+        what = "no role" if raw is None else f"role is {_kind(raw)}"
+        return "user", [f"{where}: {what}; read as user"]
+    role = ROLE_NAMES.get(raw.strip().lower())
+    if role is None:
+        return "user", [f"{where}: unknown role {raw[:40]!r} read as user"]
+    return role, []
+
+
+def _linked(message: Message, item: dict) -> Message:
+    """Fill call links the shapes we read spell differently.
+
+    SWE-agent answers a call with ``tool_call_ids: [id]``; old OpenAI
+    assistants call with ``function_call: {name, arguments}``.
+    """
+    ids = item.get("tool_call_ids")
+    one_id = isinstance(ids, list) and len(ids) == 1 and isinstance(ids[0], str)
+    if message.tool_call_id is None and one_id:
+        message = build(Message, **{**message.__dict__, "tool_call_id": ids[0]})
+    call = item.get("function_call")
+    if message.role == "assistant" and not message.tool_calls and isinstance(call, dict):
+        name, args = call.get("name"), call.get("arguments", "")
+        if isinstance(name, str):
+            args = args if isinstance(args, str) else json.dumps(args, sort_keys=True)
+            message = replace(message, tool_calls=(ToolCall(name, args),))
+    return message
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    names = {str: "a string", list: "an array", tuple: "an array", dict: "an object"}
+    return names.get(type(value), f"a {type(value).__name__}")

@@ -1,0 +1,276 @@
+"""Safety signals: the rows a compaction must keep, wherever they stand.
+
+A signal is a safety term (``SAFETY_TERMS``: allergens, warnings, expiry, personal data),
+an email address or a Luhn-valid card number. Terms match on letter boundaries, so
+``PEANUT_ALLERGEN`` and ``date_of_birth`` match (``_`` is not a letter) while
+``DeprecationWarning`` or ``adobe`` do not.
+
+``has_safety_signal`` answers whether a text has one; ``safety_spans`` says where, with
+the matches a full scan of the text would find. Both are asked of every row, line and
+payload a compaction weighs, so both skip what cannot match: ASCII text is read by its
+words, terms are tried only where one can begin, addresses only where an ``@`` is, and
+card numbers only inside runs of digits.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from compiler.prefilter import anchored_finditer, fold, leading_literals
+
+try:  # the parser behind ``re``, to spell out SAFETY_TERMS (``sre_parse`` before 3.11)
+    from re import _constants as _c
+    from re import _parser
+except ImportError:  # pragma: no cover - older layouts
+    import sre_constants as _c
+    import sre_parse as _parser
+
+SAFETY_TERMS = (
+    r"allerg(?:en|ens|y|ies|ic)",
+    r"peanuts?",
+    r"gluten",
+    r"lactose",
+    r"sever(?:e|ity)",
+    r"critical",
+    r"warn(?:s|ed|ing|ings)?",
+    r"danger(?:s|ous)?",
+    r"hazard(?:s|ous)?",
+    r"recall(?:s|ed)?",
+    r"expir(?:y|es|ed|ation|ing)",
+    r"best[\s_-]+before",
+    r"use[\s_-]+by",
+    r"contraindicat(?:ed|ion|ions)",
+    r"do[\s_-]+not",
+    r"pii",
+    r"ssn",
+    r"social[\s_-]+security",
+    r"passports?",
+    r"date[\s_-]+of[\s_-]+birth",
+    r"dob",
+    r"phones?",
+)
+_SAFETY = re.compile(
+    # the look-ahead on first letters lets the engine skip most positions quickly
+    "(?=[" + "".join(sorted({term[0] for term in SAFETY_TERMS})) + "])"
+    r"(?<![^\W\d_])(?:" + "|".join(SAFETY_TERMS) + r")(?![^\W\d_])",
+    re.IGNORECASE,
+)
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]++@[\w-]+(?:\.[\w-]+)+")
+_CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
+_DIGIT_RUN = re.compile(r"\d[\d -]{11,}\d")
+_SAFETY_LEADS = leading_literals(_SAFETY)
+
+
+def has_safety_signal(text: str) -> bool:
+    """True if ``text`` carries a safety signal (a term, an email or a card number).
+
+    Example:
+        >>> has_safety_signal('{"sku": 7, "tags": "PEANUT_ALLERGEN"}')
+        True
+        >>> has_safety_signal("DeprecationWarning in adobe.py")
+        False
+    """
+    if _WORDS is not None and text.isascii():
+        return _ascii_signal(text, _WORDS)
+    return next(_spans(text), None) is not None
+
+
+def safety_spans(text: str) -> Iterator[tuple[int, int]]:
+    """Where ``text`` carries a safety signal: every match of a full scan for a term, an
+    email or a Luhn-valid card number, as (start, end) pairs.
+
+    Example:
+        >>> list(safety_spans("mail a@b.co, no gluten"))
+        [(16, 22), (5, 11)]
+    """
+    if _LEAD_OF is not None and text.isascii():
+        return _spans(text, _ascii_leads(text))
+    return _spans(text)
+
+
+def _spans(text: str, leads: frozenset[str] | None = _SAFETY_LEADS) -> Iterator[tuple[int, int]]:
+    # Only positions where a safety term begins are tried (where one of ``leads``, the
+    # literals terms begin with, begins), and card numbers only inside runs of digits: the
+    # same matches as a full scan, at a fraction of the cost.
+    for match in anchored_finditer(_SAFETY, text, fold(text), leads, _letter):
+        yield match.span()
+    for match in _emails(text):
+        yield match.span()
+    if _may_hold_card(text):
+        for match in _cards(text):
+            yield match.span()
+
+
+def _letter(char: str) -> bool:
+    r"""Whether ``[^\W\d_]`` matches ``char``: a term never starts right after one."""
+    return char.isalnum() and not char.isdecimal()
+
+
+def _may_hold_card(text: str) -> bool:
+    r"""Whether ``text`` has 13 digits in a row once spaces and dashes are taken out, as a
+    card number has. ``\d`` matches every decimal digit: a text whose digits are all ASCII
+    is read as ASCII bytes (any other character a ``?``, which is no digit)."""
+    if not text.isascii() and any(c.isdecimal() and not c.isascii() for c in set(text)):
+        return True
+    return _CARD_DIGITS in text.encode("ascii", "replace").translate(_DIGITS, b" -")
+
+
+def _emails(text: str) -> Iterator[re.Match]:
+    r"""``_EMAIL.finditer(text)``, tried only where an address can start: each match holds
+    one ``@``, and its local part is the whole run of ``[\w.+-]`` before it (the run may
+    not go on before the match, and is taken whole), so that run's start is the one place
+    to try for each ``@``."""
+    resume, at = 0, text.find("@")
+    while at >= 0:
+        start = at
+        while start and _local_char(text[start - 1]):
+            start -= 1
+        if resume <= start < at:
+            match = _EMAIL.match(text, start)
+            if match is not None:
+                yield match
+                resume = match.end()
+        at = text.find("@", at + 1)
+
+
+def _local_char(char: str) -> bool:
+    r"""Whether ``[\w.+-]`` matches ``char``."""
+    return char.isalnum() or char in "_.+-"
+
+
+def _cards(text: str) -> Iterator[re.Match]:
+    for run in _DIGIT_RUN.finditer(text):
+        for match in _CARD.finditer(text, run.start(), run.end()):
+            if _luhn_valid(match.group()):
+                yield match
+
+
+def _luhn_valid(number: str) -> bool:
+    """A card number: a card network's first digit (2-6) and a valid Luhn check digit.
+
+    The first digit rules out epoch-millisecond timestamps and most plain counters.
+    """
+    digits = [int(ch) for ch in reversed(number) if ch.isdigit()]
+    if not 2 <= digits[-1] <= 6:
+        return False
+    total = sum(d if i % 2 == 0 else (d * 2 - 9 if d > 4 else d * 2) for i, d in enumerate(digits))
+    return total % 10 == 0
+
+
+# Whether ASCII text carries a signal at all is read from its words rather than from a
+# regex tried at every letter: a term matches on letter boundaries, so it is a whole word
+# (or a phrase of them). Splitting the text into words costs a few C-level passes; the
+# scan in _spans costs one per leading literal, and the regex engine's per-position work.
+
+_SEPARATOR = r"[\s_-]+"  # how SAFETY_TERMS join the words of a phrase
+_LETTERS = bytes(  # an ASCII letter lower-cased (as _SAFETY sees letters); anything else a space
+    ord(ch.lower()) if ch.isascii() and re.fullmatch(r"[^\W\d_]", ch) else ord(" ")
+    for ch in map(chr, range(256))
+)
+_DIGITS = bytes(ord("0") if "0" <= ch <= "9" else ord("1") for ch in map(chr, range(256)))
+_CARD_DIGITS = b"0" * 13  # a card number holds 13 digits at least, with only " " or "-" between
+
+
+@dataclass(frozen=True)
+class _WordIndex:
+    words: frozenset[bytes]  # every spelling of a one-word term
+    phrases: tuple[tuple[bytes, re.Pattern], ...]  # each spelling b" w1 w2 ", and its term
+    first_words: frozenset[bytes]  # the first word of every phrase
+
+
+def _word_index(terms: tuple[str, ...]) -> _WordIndex | None:
+    """None if a term is not a phrase of words with finitely many ASCII spellings."""
+    words: set[bytes] = set()
+    phrases = []
+    for term in terms:
+        spelled = [_spellings(list(_parser.parse(part))) for part in term.split(_SEPARATOR)]
+        if not all(spelled) or any("" in spellings for spellings in spelled):
+            return None
+        phrase = {""}
+        for spellings in spelled:
+            phrase = {f"{head} {tail.lower()}" for head in phrase for tail in spellings}
+        if len(spelled) == 1:
+            words |= {spelling.strip().encode() for spelling in phrase}
+        else:
+            phrases += [(f"{each} ".encode(), re.compile(term)) for each in sorted(phrase)]
+    first_words = frozenset(spelling.split()[0] for spelling, _ in phrases)
+    return _WordIndex(frozenset(words), tuple(phrases), first_words)
+
+
+def _spellings(items: list) -> set[str] | None:
+    """Every string a parsed word matches, or None unless finitely many ASCII words."""
+    out = {""}
+    for op, arg in items:
+        if op is _c.LITERAL and chr(arg).isascii() and chr(arg).isalpha():
+            options = {chr(arg)}
+        elif op is _c.SUBPATTERN:
+            options = _spellings(list(arg[-1]))
+        elif op is _c.BRANCH:
+            branches = [_spellings(list(branch)) for branch in arg[1]]
+            options = None if None in branches else set().union(*branches)
+        elif op is _c.MAX_REPEAT and arg[:2] == (0, 1):
+            inner = _spellings(list(arg[2]))
+            options = None if inner is None else {"", *inner}
+        else:
+            return None
+        if options is None:
+            return None
+        out = {head + tail for head in out for tail in options}
+    return out
+
+
+_WORDS = _word_index(SAFETY_TERMS)
+
+
+def _ascii_signal(text: str, index: _WordIndex) -> bool:
+    data = text.encode("ascii")
+    words = data.translate(_LETTERS).split()
+    if not index.words.isdisjoint(words):
+        return True
+    if not index.first_words.isdisjoint(words):
+        joined = b" " + b" ".join(words) + b" "
+        for spelling, phrase in index.phrases:
+            # the words follow one another: look for what may stand between them
+            if spelling in joined and _phrase_signal(text, phrase):
+                return True
+    if b"@" in data and next(_emails(text), None) is not None:
+        return True
+    return _CARD_DIGITS in data.translate(_DIGITS, b" -") and next(_cards(text), None) is not None
+
+
+def _term_leads(index: _WordIndex | None) -> dict[bytes, str] | None:
+    """Each word a term match can be (a one-word spelling, or a phrase's first word), and
+    the leading literal of ``_SAFETY`` it begins with; None if a word has none."""
+    if index is None or _SAFETY_LEADS is None:
+        return None
+    lead_of = {}
+    for word in index.words | index.first_words:
+        leads = [lead for lead in _SAFETY_LEADS if word.decode().startswith(lead)]
+        if not leads:
+            return None
+        lead_of[word] = leads[0]
+    return lead_of
+
+
+_LEAD_OF = _term_leads(_WORDS)
+_TERM_WORDS = frozenset(_LEAD_OF or ())
+
+
+def _ascii_leads(text: str) -> frozenset[str]:
+    """The leading literals of the terms an ASCII text can match: a term match is a word
+    of the text (letters between non-letters), or a phrase that starts with one, so only
+    where such a word begins is a match to be tried."""
+    words = text.encode("ascii").translate(_LETTERS).split()
+    return frozenset(_LEAD_OF[word] for word in _TERM_WORDS.intersection(words))
+
+
+def _phrase_signal(text: str, phrase: re.Pattern) -> bool:
+    lowered = text.lower()
+    found = phrase.search(lowered)
+    while found is not None:
+        if _SAFETY.match(text, found.start()):  # the letter boundaries hold too
+            return True
+        found = phrase.search(lowered, found.start() + 1)
+    return False
