@@ -24,7 +24,14 @@ from compiler.protocol import render_instruction
 from compiler.recall import recall
 from compiler.register import RegisterFold
 from compiler.retire import retire
-from compiler.stale import elide, elide_record, next_read_key, replaced_reads, safety_lines
+from compiler.stale import (
+    elide,
+    elide_record,
+    fresh_payloads,
+    next_read_key,
+    replaced_reads,
+    safety_lines,
+)
 
 if TYPE_CHECKING:
     from compiler.engine import Compilation, Options
@@ -173,13 +180,17 @@ class Progress:
 
     def _compacted(self, gone: frozenset[int]) -> dict[int, Compacted]:
         """Each payload compacted by its shape, or, when a later read replaced it and
-        that is shorter, a stale-read notice."""
+        that is shorter, a stale-read notice; payloads the agent has not answered
+        yet are left whole (``fresh_payloads``)."""
         replaced = replaced_reads(self.read_keys)
+        fresh = fresh_payloads(self.clean, self.kinds)
         done = {}
         for index, kind in enumerate(self.kinds):
             message = self.clean[index]
             if kind is not Kind.MACHINE or index in gone or not message.content:
                 continue
+            if index in fresh and index not in replaced:
+                continue  # the agent has not answered it yet: it stays whole
             result = self._shaped(index)
             if index in replaced:  # a stale read: its notice, unless shaping cuts more
                 elided = self._elided(index, *replaced[index])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 
 from compiler.classify import Kind
 from compiler.compact import Compacted, unchanged
@@ -280,3 +281,37 @@ def _notice(text: str, notice: str, rows: int, safety: int) -> Compacted:
         safety_rows_kept=safety,
         changed=True,
     )
+
+
+FRESH_PAYLOADS = 4  # at most this many unanswered payloads are left whole
+
+
+def fresh_payloads(messages: Sequence[Message], kinds: Sequence[Kind]) -> frozenset[int]:
+    """The payloads the agent has not answered yet: machine output after its last
+    spoken turn, the latest ``FRESH_PAYLOADS`` of them at most.
+
+    They are what the agent is about to act on — the order it just read, the
+    variants it must pick an item id from — so the compact stage leaves them whole
+    (a stale read among them still becomes a notice). Once the agent has spoken
+    after them they are history and are compacted like any other payload. In a
+    finished transcript, which ends with the agent speaking, none is fresh.
+
+    Example:
+        >>> msgs = (Message("user", "Order #1?"), Message("tool", "{}"),
+        ...         Message("assistant", "Here it is."), Message("tool", "{}"),
+        ...         Message("assistant", None), Message("tool", "[]"))
+        >>> kinds = (Kind.SPEECH, Kind.MACHINE, Kind.SPEECH, Kind.MACHINE,
+        ...          Kind.SPEECH, Kind.MACHINE)
+        >>> sorted(fresh_payloads(msgs, kinds))
+        [3, 5]
+    """
+    fresh = []
+    for index in range(len(kinds) - 1, -1, -1):
+        message = messages[index]
+        if kinds[index] is Kind.MACHINE:
+            fresh.append(index)
+            if len(fresh) == FRESH_PAYLOADS:
+                break
+        elif message.role == "assistant" and (message.content or "").strip():
+            break
+    return frozenset(fresh)

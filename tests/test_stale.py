@@ -104,3 +104,49 @@ def test_cache_friendly_mode_leaves_stale_records_in_place():
     history = _history(ORDER, cancelled)
     out, _ = compiler.compile_messages(history, mode="cache_friendly", cache=False)
     assert _tool_contents(out) == _tool_contents(history)
+
+
+# --- payloads the agent has not answered yet ------------------------------------------
+
+VARIANTS = {
+    "variants": [
+        {"item_id": str(7770000 + i), "color": f"colour {i}", "finish": "brushed steel, matte"}
+        for i in range(12)
+    ]
+}
+
+
+def _reads(count: int) -> list[dict]:
+    history = [{"role": "user", "content": "Which colours does the lamp come in?"}]
+    for i in range(count):
+        history.append(_call(f"v{i}", "get_product_details", {"product_id": str(i)}))
+        history.append({"role": "tool", "tool_call_id": f"v{i}", "content": json.dumps(VARIANTS)})
+    return history
+
+
+def test_a_payload_the_agent_has_not_answered_stays_whole():
+    history = _reads(1)
+    out, telemetry = compiler.compile_messages(history, cache=False)
+    assert json.loads(_tool_contents(out)[0]) == VARIANTS  # every item id still there
+    assert telemetry["tool_payloads_compacted"] == 0
+
+
+def test_once_the_agent_has_spoken_the_payload_is_compacted():
+    history = [*_reads(1), {"role": "assistant", "content": "It comes in twelve colours."}]
+    out, telemetry = compiler.compile_messages(history, cache=False)
+    assert "truncated=true" in _tool_contents(out)[0]
+    assert telemetry["tool_payloads_compacted"] == 1
+
+
+def test_at_most_four_unanswered_payloads_stay_whole():
+    out, _ = compiler.compile_messages(_reads(6), cache=False)
+    whole = [c for c in _tool_contents(out) if "truncated=true" not in c]
+    assert len(whole) == 4 and whole == _tool_contents(_reads(6))[2:]
+
+
+def test_an_unanswered_read_repeated_unanswered_is_still_stale():
+    history = _reads(1)
+    again = _call("v9", "get_product_details", {"product_id": "0"})
+    history += [again, {"role": "tool", "tool_call_id": "v9", "content": json.dumps(VARIANTS)}]
+    older, newer = _tool_contents(compiler.compile_messages(history, cache=False)[0])
+    assert older.startswith("[stale read:") and json.loads(newer) == VARIANTS
