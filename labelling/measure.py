@@ -195,6 +195,7 @@ def measure_items(
         for lib in libs:
             outcome = asdict(runs[lib.key][index])
             outcome["history"] = histories[lib.key][index]
+            outcome["identifier_recall"] = compare.recall_figures(lib, [transcript])
             row[lib.key] = outcome
         rows.append(row)
     return rows, errors, peer_note
@@ -286,6 +287,24 @@ def _row(item: Item, transcript: compare.Transcript) -> dict:
 # -- reporting: rows in, one report out ----------------------------------------------
 
 
+def summed_recall(outcomes) -> dict:
+    """The benchmark's identifier figure over rows, each holding its own counts.
+
+    Example:
+        >>> rows = [{"identifier_recall": {"turns": 1, "wanted": 2, "kept": 2, "rate": 1.0}},
+        ...         {"identifier_recall": {"turns": 2, "wanted": 2, "kept": 1, "rate": 0.5}}]
+        >>> summed_recall(rows)
+        {'turns': 3, 'wanted': 4, 'kept': 3, 'rate': 0.75}
+    """
+    total = {"turns": 0, "wanted": 0, "kept": 0}
+    for outcome in outcomes:
+        counts = outcome.get("identifier_recall") or {}
+        for name in total:
+            total[name] += counts.get(name, 0)
+    total["rate"] = round(total["kept"] / total["wanted"], 6) if total["wanted"] else None
+    return total
+
+
 def corpus_report(
     rows: list[dict],
     errors: list[dict],
@@ -319,6 +338,8 @@ def corpus_report(
         outcomes = [_outcome(r[key]) for r in rows]
         library = SimpleNamespace(label=_library_label(key, peer))
         figures = compare.library_figures(library, outcomes, corpus_objs) if rows else {}
+        if rows:
+            figures["identifier_recall"] = summed_recall(r[key] for r in rows)
         report["figures"][key] = figures
         report["extractions"][key] = extraction_counts(rows, key)
     gold = [t for t in corpus_objs if t.gold is not None]

@@ -57,6 +57,15 @@ def _figure_table(report: dict) -> list[str]:
     ]
 
 
+def _recall_rows(figures: dict, row) -> list[list[str]]:
+    """Identifiers the agent used later, kept in context; none when no turn used one."""
+    recall = figures["ours"].get("identifier_recall") or {}
+    if not recall.get("wanted"):
+        return []
+    label = f"identifiers used later, kept in context (N={recall['wanted']})"
+    return [row(label, lambda k: figures[k]["identifier_recall"]["kept"])]
+
+
 def figure_rows(report: dict) -> list[list[str]]:
     """The figure table: a header row (figure, ours, peer), then one row per figure."""
     n = report["header"]["transcripts"]
@@ -87,6 +96,7 @@ def figure_rows(report: dict) -> list[list[str]]:
         row(f"turns retired (Σ, N={n})", lambda k: figures[k]["retirements"]),
         row(f"retirement violations (Σ, N={n})", lambda k: figures[k]["retirement_violations"]),
         row(f"contexts that grew (of N={n})", lambda k: figures[k]["contexts_grew"]),
+        *_recall_rows(figures, row),
         row(f"compile ms p50 (N={n})", lambda k: figures[k]["timing"]["compile_ms_p50"], ms),
         row(f"compile ms p95 (N={n})", lambda k: figures[k]["timing"]["compile_ms_p95"], ms),
         row(
