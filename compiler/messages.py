@@ -125,6 +125,19 @@ def message_from_dict(item: dict, *, role: str | None = None, line: int | None =
     )
 
 
+def content_text(content: Any) -> str:
+    """A message dict's ``content`` as the text the compiler reads: a string as it is,
+    ``None`` as empty, parts joined, anything else as canonical JSON.
+
+    Example:
+        >>> content_text([{"type": "text", "text": "a"}, "b"]), content_text(None)
+        ('a\\nb', '')
+    """
+    if isinstance(content, str):
+        return content
+    return "" if content is None else _flatten_content(content)
+
+
 def _flatten_content(content: Any) -> str:
     """Multi-part content (a list of ``{"type": "text", "text": …}``) as text."""
     if isinstance(content, list):

@@ -42,6 +42,7 @@ from compiler.formats import formats_many
 from compiler.messages import message_to_dict
 from labelling.bench import compare
 from labelling.bench.compare import cluster_of
+from labelling.bench.fidelity import Recall
 from labelling.bench.gold import gold_figures
 from labelling.bench.stats import wilson95
 
@@ -296,13 +297,13 @@ def summed_recall(outcomes) -> dict:
         >>> summed_recall(rows)
         {'turns': 3, 'wanted': 4, 'kept': 3, 'rate': 0.75}
     """
-    total = {"turns": 0, "wanted": 0, "kept": 0}
+    total = Recall()
     for outcome in outcomes:
         counts = outcome.get("identifier_recall") or {}
-        for name in total:
-            total[name] += counts.get(name, 0)
-    total["rate"] = round(total["kept"] / total["wanted"], 6) if total["wanted"] else None
-    return total
+        total.turns += counts.get("turns", 0)
+        total.wanted += counts.get("wanted", 0)
+        total.kept += counts.get("kept", 0)
+    return total.figures()
 
 
 def corpus_report(

@@ -328,8 +328,7 @@ def _share(part: int, whole: int) -> float:
 def recall_figures(lib: Library, corpus: list[Transcript]) -> dict:
     """Identifiers the agent used later, still in the context compiled before the use
     (``labelling.bench.fidelity``): how many turns, identifiers, kept, and the rate."""
-    found = identifier_recall(lib.compile, [t.messages for t in corpus])
-    return {"turns": found.turns, "wanted": found.wanted, "kept": found.kept, "rate": found.rate}
+    return identifier_recall(lib.compile, [t.messages for t in corpus]).figures()
 
 
 def measure(path: Path, schema: str, repeats: int, limit: int | None, use_peer: bool) -> dict:

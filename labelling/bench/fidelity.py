@@ -22,6 +22,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from compiler.messages import content_text
+
 _IDENTIFIER = re.compile(r"(?<![\w#])#?[A-Za-z0-9_]*\d[A-Za-z0-9_]*(?:\.\d+)?")
 MIN_CHARS = 4
 
@@ -43,7 +45,7 @@ def used_by(message: dict) -> set[str]:
     """What an assistant turn uses: identifiers in its text and its tool-call arguments."""
     if message.get("role") != "assistant":
         return set()
-    used = identifiers(_text(message.get("content")))
+    used = identifiers(content_text(message.get("content")))
     for call in message.get("tool_calls") or ():
         function = call.get("function") if isinstance(call, dict) else None
         if isinstance(function, dict):
@@ -81,9 +83,9 @@ def probes(messages: list[dict]) -> list[Probe]:
             found.append(Probe(turn, messages[:turn], frozenset(wanted)))
         role = message.get("role")
         if role == "tool":
-            learned |= identifiers(_text(message.get("content")))
+            learned |= identifiers(content_text(message.get("content")))
         elif role in ("user", "system"):
-            said |= identifiers(_text(message.get("content")))
+            said |= identifiers(content_text(message.get("content")))
     return found
 
 
@@ -96,6 +98,10 @@ class Recall:
     @property
     def rate(self) -> float | None:
         return round(self.kept / self.wanted, 6) if self.wanted else None
+
+    def figures(self) -> dict:
+        """The counts and the rate, as a report holds them."""
+        return {"turns": self.turns, "wanted": self.wanted, "kept": self.kept, "rate": self.rate}
 
 
 def identifier_recall(
@@ -129,14 +135,4 @@ def identifier_recall(
 def _visible(message: dict) -> str:
     """Everything of a message the model reads: its text and its tool calls."""
     calls = message.get("tool_calls")
-    return _text(message.get("content")) + ("\n" + json.dumps(calls) if calls else "")
-
-
-def _text(content) -> str:
-    """Message content as text; content parts are joined."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = (p.get("text") for p in content if isinstance(p, dict))
-        return "\n".join(p for p in parts if isinstance(p, str))
-    return ""
+    return content_text(message.get("content")) + ("\n" + json.dumps(calls) if calls else "")
