@@ -30,7 +30,6 @@ from compiler.stale import (
     fresh_payloads,
     next_read_key,
     replaced_reads,
-    safety_lines,
 )
 
 if TYPE_CHECKING:
@@ -215,6 +214,6 @@ class Progress:
                     text, later_text, replaced_by=later, key=key, memo=self.decoded
                 )
             else:
-                result = elide(text, replaced_by=later, key=key, safety=safety_lines(text))
+                result = elide(text, replaced_by=later, key=key)
             self.elided[(index, later)] = result
         return self.elided[(index, later)]

@@ -15,8 +15,10 @@ field the earlier one had: a narrower view of the same id replaces nothing.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from compiler.classify import Kind
 from compiler.compact import Compacted, unchanged
@@ -26,6 +28,12 @@ from compiler.messages import Message
 from compiler.safety import has_safety_signal, safety_spans
 
 _FILE_VIEW = re.compile(r"^\[File: (.+?) \(\d+ lines total\)\]", re.MULTILINE)
+_NUMBERED_LINE = re.compile(r"^(\d+):", re.MULTILINE)
+_CURRENT_DIRECTORY = re.compile(r"^\(Current directory: ([^\n)]+)\)", re.MULTILINE)
+# SWE-agent's answer to an edit its linter refused: the window shows the edit as it
+# would have looked, not the file, and the lint errors come first
+_NOT_APPLIED = "Your changes have NOT been applied"
+_LINT_ERRORS = re.compile(r"^ERRORS:\s*\n(.*?)^This is how", re.MULTILINE | re.DOTALL)
 # A one-line command in the fence that ends an agent's turn (SWE-agent's protocol).
 _COMMAND = re.compile(r"```[^\n]*\n([^\n`]+)\n```\Z")
 # json.dumps with these options, its encoder built once rather than per call
@@ -33,34 +41,106 @@ _compact_json = json_encoder()
 _canonical_json = json_encoder(ensure_ascii=True, sort_keys=True)
 
 
-def read_key(
+# One thing a payload is a read of: a key, and what it showed: a record's top-level
+# fields, a file view's window, or None for a read that any later one replaces.
+ReadKey = tuple[str, "frozenset[str] | Window | None"]
+
+
+@dataclass(frozen=True)
+class Window:
+    """The numbered lines of a file an editor view showed (0, 0: none), and whether
+    it is the preview of an edit that was not applied."""
+
+    first: int
+    last: int
+    preview: bool = False
+
+    def replaces(self, earlier: Window) -> bool:
+        """Whether this later view of the same file makes ``earlier`` stale: it is a
+        real view showing at least half of the lines ``earlier`` showed. A view of
+        another part of the file is not replaced, since what it showed is still there.
+        A preview (an edit that was not applied) is replaced by any later view, and
+        replaces only an earlier preview: the latest attempt, not the file.
+
+        Example:
+            >>> Window(1, 100).replaces(Window(51, 150)), Window(1, 100).replaces(Window(61, 160))
+            (True, False)
+            >>> attempt = Window(1, 100, preview=True)
+            >>> attempt.replaces(Window(1, 100)), attempt.replaces(Window(90, 99, preview=True))
+            (False, True)
+        """
+        if self.preview:
+            return earlier.preview
+        if earlier.preview or not earlier.last:
+            return True
+        shown = min(self.last, earlier.last) - max(self.first, earlier.first) + 1
+        return 2 * shown >= earlier.last - earlier.first + 1
+
+
+def read_keys(
     message: Message, calls: dict[str, tuple[str, str]], previous: Message | None = None
-) -> str | None:
-    """What a payload is a read of: a tool call with its arguments, a file shown,
-    or the one-line shell command the agent ran just before it.
+) -> tuple[ReadKey, ...]:
+    """What a payload is a read of: a tool call with its arguments, a file shown in an
+    editor window (with the lines shown), or else the one-line shell command the agent
+    ran just before it.
 
     Example:
-        >>> read_key(Message("user", "[File: /a/b.py (12 lines total)]\\n1:x"), {})
-        'file /a/b.py'
-        >>> read_key(Message("user", "ok"), {}, Message("assistant", "Run it.\\n```\\nls -a\\n```"))
-        'command ls -a'
+        >>> read_keys(Message("user", "[File: /a/b.py (12 lines total)]\\n1:x\\n2:y"), {})
+        (('file /a/b.py', Window(first=1, last=2, preview=False)),)
+        >>> read_keys(Message("user", "ok"), {}, Message("assistant", "Run it.\\n```\\nls\\n```"))
+        (('command ls', None),)
     """
+    keys: list[ReadKey] = []
     if message.tool_call_id and message.tool_call_id in calls:
         name, arguments = calls[message.tool_call_id]
         if name:
-            return f"call {name} {arguments}"
-    view = _FILE_VIEW.search(message.text) if "[File: " in message.text else None
+            keys.append((f"call {name} {arguments}", None))
+    view = file_view(message.text) if "[File: " in message.text else None
     if view:
-        return f"file {view.group(1).strip()}"
-    if previous is not None and previous.role == "assistant":
+        keys.append(view)
+    if not keys and previous is not None and previous.role == "assistant":
         command = _COMMAND.search(previous.text.rstrip())
         if command:
-            return f"command {command.group(1).strip()}"
-    return None
+            keys.append((f"command {command.group(1).strip()}", None))
+    return tuple(keys)
 
 
-# One thing a payload is a read of: a key, and for a record its top-level fields.
-ReadKey = tuple[str, frozenset[str] | None]
+def file_view(text: str) -> tuple[str, Window] | None:
+    r"""The file an editor window shows, as an absolute path when the output names its
+    current directory, and the window's lines.
+
+    Example:
+        >>> file_view("[File: src/a.py (9 lines total)]\n4:x\n5:y\n(Current directory: /repo)")
+        ('file /repo/src/a.py', Window(first=4, last=5, preview=False))
+    """
+    view = _FILE_VIEW.search(text)
+    if view is None:
+        return None
+    path = view.group(1).strip()
+    if not path.startswith("/"):
+        directory = _CURRENT_DIRECTORY.search(text, view.end())
+        if directory:
+            path = posixpath.normpath(posixpath.join(directory.group(1).strip(), path))
+    end = text.find("[File: ", view.end())
+    numbers = _NUMBERED_LINE.findall(text, view.end(), len(text) if end == -1 else end)
+    first, last = (int(numbers[0]), int(numbers[-1])) if numbers else (0, 0)
+    return f"file {path}", Window(first, last, _NOT_APPLIED in text)
+
+
+def lint_errors(text: str) -> list[str]:
+    r"""The lint errors of an edit that was not applied (SWE-agent's answer), else none.
+
+    Example:
+        >>> lint_errors("ERRORS:\n- E999 IndentationError\nThis is how your edit would have "
+        ...             "looked\nYour changes have NOT been applied.")
+        ['- E999 IndentationError']
+    """
+    if _NOT_APPLIED not in text:
+        return []
+    errors = _LINT_ERRORS.search(text)
+    if errors is None:
+        return []
+    return [line.rstrip() for line in errors.group(1).split("\n") if line.strip()]
 
 
 def record_key(text: str, memo: dict | None = None) -> ReadKey | None:
@@ -130,9 +210,8 @@ def next_read_key(
             calls[call.id] = (call.name, _canonical(call.arguments))
     if kind is not Kind.MACHINE:
         return ()
-    read = read_key(message, calls, previous)
+    found = read_keys(message, calls, previous)
     record = record_key(message.text, memo)
-    found = ((read, None),) if read else ()
     return (*found, record) if record else found
 
 
@@ -147,7 +226,7 @@ def replaced_reads(keys: list[tuple[ReadKey, ...]]) -> dict[int, tuple[str, int]
         >>> replaced_reads([(("r 1", narrow),), (("r 1", wide),), (("r 1", narrow),)])
         {0: ('r 1', 1)}
     """
-    waiting: dict[str, list[tuple[int, frozenset[str] | None]]] = {}
+    waiting: dict[str, list[tuple[int, frozenset[str] | Window | None]]] = {}
     replaced: dict[int, tuple[str, int]] = {}
     for index, entries in enumerate(keys):
         for key, fields in entries:
@@ -155,13 +234,22 @@ def replaced_reads(keys: list[tuple[ReadKey, ...]]) -> dict[int, tuple[str, int]
             for earlier, earlier_fields in waiting.get(key, ()):
                 if earlier in replaced:
                     continue
-                if earlier_fields is None or (fields is not None and earlier_fields <= fields):
+                if _replaces(fields, earlier_fields):
                     replaced[earlier] = (key, index)
                 else:
                     still.append((earlier, earlier_fields))
             still.append((index, fields))
             waiting[key] = still
     return replaced
+
+
+def _replaces(fields, earlier_fields) -> bool:
+    """Whether a read showing ``fields`` replaces an earlier one of the same key."""
+    if earlier_fields is None:
+        return True
+    if isinstance(earlier_fields, Window):
+        return isinstance(fields, Window) and fields.replaces(earlier_fields)
+    return fields is not None and not isinstance(fields, Window) and earlier_fields <= fields
 
 
 def safety_lines(text: str) -> list[str]:
@@ -244,8 +332,9 @@ def elide_record(
     return _notice(text, "\n".join([head, *safety]), len(rows), len(safety))
 
 
-def elide(text: str, *, replaced_by: int, key: str, safety: list[str] | None = None) -> Compacted:
-    r"""A stale read as a one-line notice, with every safety line it carried.
+def elide(text: str, *, replaced_by: int, key: str) -> Compacted:
+    r"""A stale read as a one-line notice, with every safety line it carried (and, for
+    the preview of an edit that was not applied, the lint errors that refused it).
 
     Example:
         >>> c = elide("row 1\nrow 2 WARNING: recall\n" + "x" * 300, replaced_by=9, key="call f {}")
@@ -256,16 +345,22 @@ def elide(text: str, *, replaced_by: int, key: str, safety: list[str] | None = N
         row 2 WARNING: recall
     """
     lines = text.split("\n")
-    if safety is None:
-        safety = safety_lines(text)
+    safety = safety_lines(text)
+    errors = lint_errors(text)
+    kept = [*errors, *(line for line in safety if line not in errors)]
     what = f"{len(lines)} lines, {len(text)} chars, truncated=true"
+    if _NOT_APPLIED in text:  # the window showed an edit, not the file
+        key = f"an edit that was not applied, {key}"
     head = f"[stale read: {key[:160]} was shown again at turn {replaced_by}; "
     head += f"this older output is omitted ({what})"
-    notice = "\n".join([head + ("; safety lines kept:]" if safety else "]"), *safety])
-    return _notice(text, notice, len(lines), len(safety))
+    if kept:
+        head += "; lint errors and safety lines kept:]" if errors else "; safety lines kept:]"
+    else:
+        head += "]"
+    return _notice(text, "\n".join([head, *kept]), len(lines), len(kept), len(safety))
 
 
-def _notice(text: str, notice: str, rows: int, safety: int) -> Compacted:
+def _notice(text: str, notice: str, rows: int, kept: int, safety: int | None = None) -> Compacted:
     """The notice as the compaction result, unless it is no shorter than the text."""
     if len(notice) >= len(text):
         return unchanged(text, "none")
@@ -276,9 +371,9 @@ def _notice(text: str, notice: str, rows: int, safety: int) -> Compacted:
         original_chars=len(text),
         compacted_chars=len(notice),
         rows_total=rows,
-        rows_kept=safety,
-        rows_dropped=rows - safety,
-        safety_rows_kept=safety,
+        rows_kept=kept,
+        rows_dropped=rows - kept,
+        safety_rows_kept=kept if safety is None else safety,
         changed=True,
     )
 

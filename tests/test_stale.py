@@ -150,3 +150,77 @@ def test_an_unanswered_read_repeated_unanswered_is_still_stale():
     history += [again, {"role": "tool", "tool_call_id": "v9", "content": json.dumps(VARIANTS)}]
     older, newer = _tool_contents(compiler.compile_messages(history, cache=False)[0])
     assert older.startswith("[stale read:") and json.loads(newer) == VARIANTS
+
+
+# --- files shown in an editor window (SWE-agent) ------------------------------------
+
+
+def _view(path: str, first: int, last: int, total: int = 400) -> str:
+    lines = [f"[File: {path} ({total} lines total)]", f"({first - 1} more lines above)"]
+    lines += [f"{n}:    value_{n} = compute({n})" for n in range(first, last + 1)]
+    lines += [f"({total - last} more lines below)", "(Open file: /repo/src/app.py)"]
+    return "\n".join([*lines, "(Current directory: /repo)", "bash-$"])
+
+
+def _refused(first: int, last: int) -> str:
+    return "\n".join(
+        [
+            "Your proposed edit has introduced new syntax error(s). Please read this error "
+            "message carefully and then retry editing the file.",
+            "",
+            "ERRORS:",
+            f"- E999 IndentationError: unexpected indent (attempt at line {first})",
+            "",
+            "This is how your edit would have looked if applied",
+            "-" * 48,
+            _view("/repo/src/app.py", first, last, total=401),
+            "-" * 48,
+            "Your changes have NOT been applied. Please fix your edit command and try again.",
+        ]
+    )
+
+
+def _session(*payloads: tuple[str, dict, str]) -> list[dict]:
+    history = [{"role": "user", "content": "Fix the rounding bug in src/app.py."}]
+    for n, (name, arguments, text) in enumerate(payloads):
+        history.append(_call(f"e{n}", name, arguments))
+        history.append({"role": "tool", "tool_call_id": f"e{n}", "content": text})
+    return [*history, {"role": "assistant", "content": "Done: the value is rounded now."}]
+
+
+def test_an_edit_result_replaces_the_view_it_changed_whatever_the_call_or_path_form():
+    opened = _view("src/app.py", 101, 200)  # relative path, the output names /repo
+    edited = "Text replaced.\n" + _view("/repo/src/app.py", 103, 202, total=401)
+    history = _session(("open", {"path": "src/app.py"}, opened), ("edit", {"s": "x"}, edited))
+    older, newer = _tool_contents(compiler.compile_messages(history, cache=False)[0])
+    assert older.startswith("[stale read: file /repo/src/app.py was shown again at turn 4;")
+    assert newer == edited
+
+
+def test_a_view_of_another_part_of_the_file_replaces_nothing():
+    top, bottom = _view("/repo/src/app.py", 1, 100), _view("/repo/src/app.py", 61, 160)
+    history = _session(("open", {"line": 1}, top), ("goto", {"line": 110}, bottom))
+    assert _tool_contents(compiler.compile_messages(history, cache=False)[0]) == [top, bottom]
+
+
+def test_a_refused_edit_leaves_the_file_view_and_keeps_its_lint_errors():
+    real = _view("/repo/src/app.py", 101, 200)
+    history = _session(
+        ("open", {"line": 150}, real),
+        ("edit", {"try": 1}, _refused(140, 160)),
+        ("edit", {"try": 2}, _refused(141, 161)),
+    )
+    view, first_try, last_try = _tool_contents(compiler.compile_messages(history, cache=False)[0])
+    assert view == real  # the edits were not applied: the file is as this view shows it
+    assert first_try.startswith("[stale read: an edit that was not applied, file /repo/src/app.py")
+    assert "- E999 IndentationError: unexpected indent (attempt at line 140)" in first_try
+    assert last_try == _refused(141, 161)
+
+
+def test_a_real_view_replaces_a_refused_edit():
+    history = _session(
+        ("edit", {"try": 1}, _refused(140, 160)),
+        ("open", {"line": 150}, _view("/repo/src/app.py", 101, 200)),
+    )
+    refused, _ = _tool_contents(compiler.compile_messages(history, cache=False)[0])
+    assert refused.startswith("[stale read: an edit that was not applied")
