@@ -15,7 +15,7 @@ from enum import StrEnum
 
 from compiler.compact_json import may_be_json
 from compiler.messages import Message
-from compiler.prefilter import admits, fold, required_literals
+from compiler.prefilter import admits, checking_order, fold, required_literals
 
 
 class Kind(StrEnum):
@@ -62,8 +62,8 @@ _OFFER_WORDS = re.compile(
 )
 _PRICE = re.compile(r"\$\s?\d")
 # what a text must contain for a marker or a price to be found in it (compiler.prefilter)
-_MENU_NEEDS = required_literals(_MENU_MARKERS)
-_PRICE_NEEDS = required_literals(_PRICE)
+_MENU_NEEDS = checking_order(required_literals(_MENU_MARKERS))
+_PRICE_NEEDS = checking_order(required_literals(_PRICE))
 
 
 def classify(messages: tuple[Message, ...]) -> tuple[Kind, ...]:
@@ -163,10 +163,14 @@ def looks_like_option_menu(text: str) -> bool:
         return True
     if not admits(_PRICE_NEEDS, folded):
         return False  # no line names a price
-    priced_items = sum(
-        1 for line in text.splitlines() if _ENUMERATED.match(line) and _PRICE.search(line)
-    )
-    return priced_items >= 2 and _OFFER_WORDS.search(text) is not None
+    priced_items = 0
+    for line in text.splitlines():
+        # a price needs a "$": most lines are passed over without a regex run
+        if "$" in line and _ENUMERATED.match(line) and _PRICE.search(line):
+            priced_items += 1
+            if priced_items == 2:
+                return _OFFER_WORDS.search(text) is not None
+    return False
 
 
 def _answers_a_command(previous: Message | None) -> bool:

@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 from compiler.compact_json import compact_json
 from compiler.frozen import build
-from compiler.prefilter import admits, fold, required_literals
+from compiler.prefilter import admits, checking_order, fold, required_literals
 
 # the safety scan lives in compiler.safety; these names are read from here too (tests do)
 from compiler.safety import (  # noqa: F401
@@ -180,7 +180,7 @@ def unchanged(text: str, shape: str) -> Compacted:
 
 _JSON_START = re.compile(r"\s*[\[{]")
 _FILE_VIEW = re.compile(r"^\[File: .+\(\d+ lines total\)\]\r?$", re.MULTILINE)
-_FILE_VIEW_NEEDS = required_literals(_FILE_VIEW)
+_FILE_VIEW_NEEDS = checking_order(required_literals(_FILE_VIEW))
 _TRAILER_LINE = re.compile(r"\((?:Open file|Current directory): .*\)|bash-\$|\s*")
 
 
@@ -217,6 +217,9 @@ def _counts(draft: _Draft) -> tuple[int, int, int]:
 
 def _split_trailer(text: str) -> tuple[str, str]:
     """Split off the shell footer SWE-agent appends, kept verbatim by every shape."""
+    last = text[-1:]
+    if last and last not in ")$" and not last.isspace():
+        return text, ""  # a footer line ends with ")" or "$", or is blank: a JSON payload
     cut = len(text)
     while cut > 0:
         start = text.rfind("\n", 0, cut) + 1
@@ -527,19 +530,19 @@ def _chars_marker(gap: list[_Unit]) -> str:
 _TEXT_SHAPES: tuple[tuple[Shape, tuple, Callable[[str], bool], Callable[[str], _Draft]], ...] = (
     (
         Shape.DIFF,
-        required_literals(_DIFF),
+        checking_order(required_literals(_DIFF)),
         lambda body: _DIFF.search(body) is not None,
         _compact_diff,
     ),
     (
         Shape.TEST_OUTPUT,
-        required_literals(_TEST_RUN),
+        checking_order(required_literals(_TEST_RUN)),
         lambda body: _TEST_RUN.search(body) is not None,
         _compact_test_output,
     ),
     (
         Shape.STACK_TRACE,
-        required_literals(_TRACEBACK),
+        checking_order(required_literals(_TRACEBACK)),
         lambda body: _TRACEBACK.search(body) is not None,
         _compact_stack_trace,
     ),

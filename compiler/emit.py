@@ -14,9 +14,9 @@ compiling compiled output never stacks headers.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 
 from compiler.messages import Message, with_content
 from compiler.register import Entry, Register
@@ -102,8 +102,10 @@ def _line(register: Register, entry: Entry) -> str:
 
 
 def _quote(value: str) -> str:
-    """JSON quoting, with angle brackets escaped so no value forges protocol markup."""
-    return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+    """JSON quoting, with angle brackets escaped so no value forges protocol markup.
+    (``encode_basestring`` is what ``json.dumps(value, ensure_ascii=False)`` calls for a
+    string, without building an encoder first.)"""
+    return encode_basestring(value).replace("<", "\\u003c").replace(">", "\\u003e")
 
 
 def render_block(marker: str, lines: list[str]) -> str:

@@ -14,10 +14,17 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from compiler.classify import Kind
+from compiler.compact_json import decode_json
 from compiler.frozen import build
 from compiler.messages import Message
-from compiler.prefilter import admits, anchored_finditer, fold, required_literals
-from compiler.schema import Schema, Slot
+from compiler.prefilter import (
+    admits,
+    anchored_finditer,
+    checking_order,
+    fold,
+    required_literals,
+)
+from compiler.schema import Schema, Slot, path_steps
 
 
 class Op(StrEnum):
@@ -71,7 +78,7 @@ _NEGATOR = re.compile(
     r"didn't|isn't|wasn't|aren't|shouldn't|wouldn't|without)\b",
     re.IGNORECASE,
 )
-_NEGATOR_NEEDS = required_literals(_NEGATOR)
+_NEGATOR_NEEDS = checking_order(required_literals(_NEGATOR))
 _CLAUSE_BREAK = re.compile(r"[.;!?\n]|,\s|\s(?:but|and then|so|then)\s", re.IGNORECASE)
 _NEGATION_WINDOW = 60
 _TRAILING = ".,;:!?)]}\"'`*"
@@ -105,18 +112,23 @@ def extract(
     return tuple(found)
 
 
-def extract_message(message: Message, kind: Kind, turn: int, schema: Schema, declared=()):
-    """What one message says (read path) and did (action path)."""
+def extract_message(
+    message: Message, kind: Kind, turn: int, schema: Schema, declared=(), memo=None
+):
+    """What one message says (read path) and did (action path). ``memo`` holds the JSON
+    texts decoded before (``compact_json.decode_json``): the read keys decode the same
+    tool-call arguments (``compiler.stale``)."""
     found: list[Observation] = []
     if kind is Kind.SPEECH and message.role in SPEAKING_ROLES:
         found.extend(o for o in extract_turn(message.text, turn, schema) if o.slot not in declared)
-    acting = schema.actions_by_tool
+    # only calls that commit state are read: a lookup's arguments need not even be decoded
+    acting = schema.committing_by_tool
     if acting and message.role == "assistant" and message.tool_calls:
-        found.extend(extract_actions(message.tool_calls, turn, acting))
+        found.extend(extract_actions(message.tool_calls, turn, acting, memo))
     return found
 
 
-def extract_actions(calls, turn: int, acting: dict) -> list[Observation]:
+def extract_actions(calls, turn: int, acting: dict, memo=None) -> list[Observation]:
     """The action path: arguments of the tool calls the agent made, mapped to slots.
 
     Only calls whose mapping commits state count; a lookup says what the agent
@@ -135,20 +147,20 @@ def extract_actions(calls, turn: int, acting: dict) -> list[Observation]:
         mappings = acting.get(call.name)
         if not mappings:
             continue
-        arguments = _arguments(call.arguments)
+        arguments = _arguments(call.arguments, memo)
         for slot, mapping in mappings:
             if not mapping.commits:
                 continue
-            value = argument_at(arguments, mapping.argument)
+            value = _argument_at(arguments, mapping.steps)
             value = clean_value(value) if value is not None else ""
             if value:
                 found.append(_observed(slot, value, turn, Provenance.ACTED))
     return found
 
 
-def _arguments(raw: str):
+def _arguments(raw: str, memo=None):
     try:
-        return json.loads(raw) if raw else None
+        return decode_json(raw, memo) if raw else None
     except (ValueError, RecursionError):
         return None
 
@@ -160,12 +172,15 @@ def argument_at(arguments, path: str) -> str | None:
         >>> argument_at({"flights": [{"n": "HAT1"}, {"n": "HAT2"}]}, "flights.-1.n")
         'HAT2'
     """
+    return _argument_at(arguments, path_steps(path))
+
+
+def _argument_at(arguments, steps: tuple[tuple[str, int | None], ...]) -> str | None:
     node = arguments
-    for step in path.split("."):
+    for step, index in steps:
         if isinstance(node, dict):
             node = node.get(step)
-        elif isinstance(node, list) and re.fullmatch(r"-?\d+", step):
-            index = int(step)
+        elif isinstance(node, list) and index is not None:
             node = node[index] if -len(node) <= index < len(node) else None
         else:
             return None
@@ -183,7 +198,7 @@ def extract_turn(text: str, turn: int, schema: Schema) -> list[Observation]:
     folded = fold(text)
     observations = []
     for slot in schema.slots:
-        if not admits(slot.gate, folded):
+        if not admits(slot.checks, folded):
             continue  # the turn lacks what every pattern of the slot needs
         hit = _first_match(text, folded, slot)
         if hit is not None:

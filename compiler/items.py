@@ -107,12 +107,34 @@ def parsed_items(items, lines, where: Callable[[int], str], fmt: Format) -> Pars
     warning gives it, built only for a warning: most items need none."""
     messages, warnings = [], []
     for index, (item, line) in enumerate(zip(items, lines, strict=True)):
+        message = _plain_item(item, line)
+        if message is not None:  # the common item: nothing to note
+            messages.append(message)
+            continue
         message, notes = _read_item(item, line, index, where)
         if message is not None:
             messages.append(message)
         if notes:
             warnings.extend(ParseWarning(line, note) for note in notes)
-    return Parsed(tuple(messages), tuple(warnings), fmt)
+    return build(
+        Parsed, messages=tuple(messages), warnings=tuple(warnings), format=fmt, meta=(), record=None
+    )
+
+
+def _plain_item(item: Any, line: int) -> Message | None:
+    """The message of an item with a role spelled as a key, text content and no key but
+    those of a plain message; None for any other item (``_read_item`` reads it, to the
+    same message)."""
+    if type(item) is not dict or not _PLAIN_KEYS.issuperset(item):
+        return None
+    raw, content = item.get("role"), item.get("content")
+    role = ROLE_NAMES.get(raw) if type(raw) is str else None
+    if role is None or not (content is None or type(content) is str):
+        return None
+    name, call_id = item.get("name"), item.get("tool_call_id")
+    name = name if isinstance(name, str) else None
+    call_id = call_id if isinstance(call_id, str) else None
+    return plain_message(role, content, name, call_id, tuple(item.items()), line)
 
 
 def _read_item(item: Any, line: int, index: int, where) -> tuple[Message | None, list[str]]:
@@ -121,12 +143,6 @@ def _read_item(item: Any, line: int, index: int, where) -> tuple[Message | None,
         return None, [f"{where(index)} is {_kind(item)}, not a message object; skipped"]
     raw = item.get("role")
     role = ROLE_NAMES.get(raw) if type(raw) is str else None  # spelled as a key: most are
-    if role is not None and _PLAIN_KEYS.issuperset(item):
-        content, name, call_id = item.get("content"), item.get("name"), item.get("tool_call_id")
-        if content is None or type(content) is str:
-            name = name if isinstance(name, str) else None
-            call_id = call_id if isinstance(call_id, str) else None
-            return plain_message(role, content, name, call_id, tuple(item.items()), line), ()
     notes: list[str] = []
     if role is None:
         role, notes = _role_of(raw, where(index))

@@ -52,8 +52,9 @@ def fold(text: str) -> str:
     return text.lower()
 
 
-def admits(clauses: Clauses, folded: str) -> bool:
-    """Whether a folded text could hold a match of a pattern with these clauses."""
+def admits(clauses: Clauses | Checks, folded: str) -> bool:
+    """Whether a folded text could hold a match of a pattern with these clauses (tried in
+    their order, and each clause's literals in theirs: see ``checking_order``)."""
     for clause in clauses:
         for literal in clause:
             if literal in folded:
@@ -80,6 +81,31 @@ def required_literals(pattern: re.Pattern) -> Clauses:
         return ()
     clauses = {c for c in _clauses(list(parsed)) if c and all(c)}
     return tuple(sorted(clauses, key=lambda c: (-min(map(len, c)), sorted(c))))
+
+
+Checks = tuple[tuple[str, ...], ...]  # clauses as ``admits`` tries them fastest
+
+
+def checking_order(clauses: Clauses) -> Checks:
+    """The clauses for ``admits``: each without the literals that hold another of its
+    literals (a text holding "street" holds "st", so a clause with "st" is met whether or
+    not "street" is asked), shortest first (a short literal is the likeliest to be in a
+    text, and a met clause is left at its first literal found). A frozenset's order would
+    also change with the hash seed, and the cost of a check with it.
+
+    Example:
+        >>> checking_order((frozenset({"street", "st", "in", "road"}), frozenset({"$"})))
+        (('in', 'st', 'road'), ('$',))
+    """
+    return tuple(
+        tuple(sorted(_reduced(clause), key=lambda literal: (len(literal), literal)))
+        for clause in clauses
+    )
+
+
+def _reduced(clause: frozenset[str]) -> list[str]:
+    """The clause's literals that hold none of its other literals."""
+    return [a for a in clause if not any(b != a and b in a for b in clause)]
 
 
 def _clauses(items: list) -> list[frozenset[str]]:
@@ -224,7 +250,14 @@ def _prefix(items: list) -> frozenset[str] | None:
             run.append(chr(items[index][1]))
             index += 1
         literal = "".join(run)
-        return frozenset({literal.lower()}) if literal.isascii() else None
+        if not literal.isascii():
+            return None
+        # the run goes on with what the rest starts with: ``i(?:s|t's)`` starts with "is" or
+        # "it's", which a text holds at far fewer places than "i"
+        tails = _prefix(items[index:]) if index < len(items) else None
+        if not tails or TEXT_START in tails:
+            return frozenset({literal.lower()})
+        return frozenset((literal + tail).lower() for tail in tails)
     if op is _c.SUBPATTERN:
         return _prefix(list(arg[-1]))
     if op is _c.BRANCH:
@@ -302,8 +335,10 @@ def candidate_starts(
     that no match of starts there (``word_char`` for one that starts at ```` with a
     word character).
     """
+    if len(literals) == 1:  # one literal's starts come in order, each once: no set to sort
+        return _literal_starts(folded, next(iter(literals)), text, before, after)
     starts = set()
-    for literal in literals:
+    for literal in literals:  # (the loop of _literal_starts, into one set)
         if literal == TEXT_START:
             starts.add(0)
             continue
@@ -314,6 +349,20 @@ def candidate_starts(
                 starts.add(at)
             at = folded.find(literal, at + 1, stop)
     return sorted(starts)
+
+
+def _literal_starts(folded: str, literal: str, text, before, after) -> list[int]:
+    """``candidate_starts`` for one literal."""
+    if literal == TEXT_START:
+        return [0]
+    stop = None if before is None else before + len(literal) - 1
+    found = []
+    at = folded.find(literal, 0, stop)
+    while at >= 0:
+        if after is None or not at or not after(text[at - 1]):
+            found.append(at)
+        at = folded.find(literal, at + 1, stop)
+    return found
 
 
 def anchored_finditer(

@@ -107,10 +107,12 @@ class Progress:
         inferred = []
         if schema is not None:
             skip = self.declare.keys_by_turn.get(turn, ())
-            inferred = extract_message(message, kind, turn, schema, skip)
-        if inferred or declared:
+            inferred = extract_message(message, kind, turn, schema, skip, self.decoded)
+        if declared:
             batch = sorted((*inferred, *declared), key=lambda o: PROVENANCE_RANK[o.provenance])
             self.fold.apply_turn(batch)
+        elif inferred:  # in provenance order already: the read path's, then the action path's
+            self.fold.apply_turn(inferred)
 
     def finish(self, *, remember: bool = True) -> Compilation:
         """The whole-history stages: retire, compact, recall, emit. ``remember``: this

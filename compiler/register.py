@@ -15,6 +15,7 @@ folded a prefix can copy the fold and carry on from there.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 from compiler.extract import PROVENANCE_RANK, Observation, Op, Provenance
 from compiler.frozen import build
@@ -99,8 +100,9 @@ class RegisterFold:
         return _copy_fold(self)
 
     def apply_turn(self, observations: list[Observation]) -> None:
-        ordered = sorted(observations, key=lambda o: _OP_ORDER[o.op])
-        for observation in ordered:
+        if len(observations) > 1:  # (one needs no ordering)
+            observations = sorted(observations, key=lambda o: _OP_ORDER[o.op])
+        for observation in observations:
             self.apply(observation)
 
     def apply(self, obs: Observation) -> None:
@@ -110,9 +112,13 @@ class RegisterFold:
         current = self._current(obs.slot)
         if obs.slot in self.revoked and obs.provenance is not Provenance.DECLARED:
             return
-        if current is not None and self._blocked(current, obs):
+        if current is None:
+            self._set(current, obs)
             return
-        if current is not None and current.value.casefold() == obs.value.casefold():
+        same = current.value.casefold() == obs.value.casefold()
+        if self._blocked(current, obs, same):
+            return
+        if same:
             self._reaffirm(current, obs)
             return
         self._set(current, obs)
@@ -121,8 +127,8 @@ class RegisterFold:
         index = self.live.get(slot)
         return None if index is None else self.entries[index]
 
-    def _blocked(self, current: Entry, obs: Observation) -> bool:
-        same = current.value.casefold() == obs.value.casefold()
+    def _blocked(self, current: Entry, obs: Observation, same: bool) -> bool:
+        """``same``: the values are equal but for case."""
         if current.pinned and obs.op is not Op.PIN and not same:
             self._refuse_or_conflict(current, obs, "pinned_write_blocked", "the slot is pinned")
             return True
@@ -225,26 +231,12 @@ def _unsure_after(current: Entry, obs: Observation) -> bool:
     return current.unsure
 
 
-def _entry(**fields) -> Entry:
-    """``Entry(**fields)`` (every field given), built as ``frozen.build`` builds: the fold
-    builds one per value set or restated."""
-    return build(Entry, **fields)
+_entry = partial(build, Entry)  # Entry(**fields), every field given: one per value set or restated
 
 
 def _ended(entry: Entry, superseded_by: int | None = None, revoked_at: int | None = None) -> Entry:
     """``entry``, no longer live: replaced at ``superseded_by`` or revoked at ``revoked_at``."""
-    e = entry
-    return _entry(
-        slot=e.slot,
-        value=e.value,
-        turn=e.turn,
-        provenance=e.provenance,
-        supports=e.supports,
-        superseded_by=superseded_by,
-        revoked_at=revoked_at,
-        pinned=e.pinned,
-        unsure=e.unsure,
-    )
+    return _entry(**{**entry.__dict__, "superseded_by": superseded_by, "revoked_at": revoked_at})
 
 
 def _copy_fold(fold: RegisterFold) -> RegisterFold:

@@ -28,6 +28,8 @@ from typing import Any
 
 from compiler.errors import SchemaError
 from compiler.prefilter import (
+    Checks,
+    checking_order,
     leading_literals,
     required_literals,
     shared_clauses,
@@ -46,6 +48,24 @@ class ActionMap:
     tool: str
     argument: str
     commits: bool = True
+
+    @cached_property
+    def steps(self) -> tuple[tuple[str, int | None], ...]:
+        """The argument path, split once (``path_steps``)."""
+        return path_steps(self.argument)
+
+
+_INDEX = re.compile(r"-?\d+")
+
+
+def path_steps(path: str) -> tuple[tuple[str, int | None], ...]:
+    """A dotted argument path's steps, each with the list index it names (None: none).
+
+    Example:
+        >>> path_steps("flights.-1.n")
+        (('flights', None), ('-1', -1), ('n', None))
+    """
+    return tuple((step, int(step) if _INDEX.fullmatch(step) else None) for step in path.split("."))
 
 
 @dataclass(frozen=True)
@@ -72,6 +92,11 @@ class Slot:
         return shared_clauses(self.needs)
 
     @cached_property
+    def checks(self) -> Checks:
+        """The gate in the order ``admits`` checks it fastest (``checking_order``)."""
+        return checking_order(self.gate)
+
+    @cached_property
     def readers(self) -> tuple[tuple[re.Pattern, tuple, frozenset[str] | None, Any], ...]:
         """Per pattern: the clauses it needs beyond the gate, its leading literals, and,
         when its matches start only where a word starts (``word_bounded``), ``word_char``:
@@ -80,7 +105,7 @@ class Slot:
         return tuple(
             (
                 pattern,
-                tuple(c for c in need if c not in gate),
+                checking_order(tuple(c for c in need if c not in gate)),
                 lead,
                 word_char if word_bounded(pattern, lead) else None,
             )
@@ -107,6 +132,16 @@ class Schema:
             for action in slot.actions:
                 by_tool.setdefault(action.tool, []).append((slot.name, action))
         return {tool: tuple(pairs) for tool, pairs in by_tool.items()}
+
+    @cached_property
+    def committing_by_tool(self) -> dict[str, tuple[tuple[str, ActionMap], ...]]:
+        """``actions_by_tool`` without the mappings that do not commit state, and without
+        the tools left with none."""
+        by_tool = {
+            tool: tuple((slot, action) for slot, action in pairs if action.commits)
+            for tool, pairs in self.actions_by_tool.items()
+        }
+        return {tool: pairs for tool, pairs in by_tool.items() if pairs}
 
     @property
     def slot_names(self) -> tuple[str, ...]:

@@ -204,10 +204,11 @@ def next_read_key(
     message: Message, kind: Kind, previous: Message | None, calls: dict, memo: dict | None = None
 ) -> tuple[ReadKey, ...]:
     """What one message is a read of (none, or a read and a record); records its
-    tool calls in ``calls`` first. ``memo``: as for ``record_key``."""
+    tool calls in ``calls`` first. ``memo``: as for ``record_key`` (the action path
+    decodes the same arguments, ``extract.extract_actions``)."""
     for call in message.tool_calls:
         if call.id:
-            calls[call.id] = (call.name, _canonical(call.arguments))
+            calls[call.id] = (call.name, _canonical(call.arguments, memo))
     if kind is not Kind.MACHINE:
         return ()
     found = read_keys(message, calls, previous)
@@ -253,23 +254,27 @@ def _replaces(fields, earlier_fields) -> bool:
 
 
 def safety_lines(text: str) -> list[str]:
-    """The lines a safety signal starts on, in order, from one scan of the text."""
+    r"""The lines a safety signal starts on, in order, from one scan of the text.
+
+    Example:
+        >>> safety_lines("ok\nPEANUT oil, peanut\n\nphone: 5")
+        ['PEANUT oil, peanut', 'phone: 5']
+    """
     starts = sorted(start for start, _ in safety_spans(text))
-    if not starts:
-        return []
-    lines = text.split("\n")
-    found, line, at = [], 0, 0
-    for start in starts:  # a start's line is the number of line breaks before it
-        line += text.count("\n", at, start)
-        at = start
-        if not found or found[-1] != line:
-            found.append(line)
-    return [lines[i] for i in found]
+    found, seen = [], -1
+    for start in starts:  # a start's line runs from the line break before it to the next
+        begins = text.rfind("\n", 0, start) + 1
+        if begins == seen:
+            continue
+        ends = text.find("\n", start)
+        found.append(text[begins:] if ends < 0 else text[begins:ends])
+        seen = begins
+    return found
 
 
-def _canonical(arguments: str) -> str:
+def _canonical(arguments: str, memo: dict | None = None) -> str:
     try:
-        return _canonical_json(json.loads(arguments))
+        return _canonical_json(decode_json(arguments, memo))
     except (ValueError, RecursionError):
         return arguments
 
@@ -344,11 +349,11 @@ def elide(text: str, *, replaced_by: int, key: str) -> Compacted:
         safety lines kept:]
         row 2 WARNING: recall
     """
-    lines = text.split("\n")
+    lines = text.count("\n") + 1  # the lines are counted, not split out
     safety = safety_lines(text)
     errors = lint_errors(text)
     kept = [*errors, *(line for line in safety if line not in errors)]
-    what = f"{len(lines)} lines, {len(text)} chars, truncated=true"
+    what = f"{lines} lines, {len(text)} chars, truncated=true"
     if _NOT_APPLIED in text:  # the window showed an edit, not the file
         key = f"an edit that was not applied, {key}"
     head = f"[stale read: {key[:160]} was shown again at turn {replaced_by}; "
@@ -357,7 +362,7 @@ def elide(text: str, *, replaced_by: int, key: str) -> Compacted:
         head += "; lint errors and safety lines kept:]" if errors else "; safety lines kept:]"
     else:
         head += "]"
-    return _notice(text, "\n".join([head, *kept]), len(lines), len(kept), len(safety))
+    return _notice(text, "\n".join([head, *kept]), lines, len(kept), len(safety))
 
 
 def _notice(text: str, notice: str, rows: int, kept: int, safety: int | None = None) -> Compacted:

@@ -8,22 +8,43 @@ from __future__ import annotations
 
 import json
 import re
+from collections import OrderedDict
+from dataclasses import replace
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler import list_schemas, load_schema
+from compiler.classify import Kind
+from compiler.compact import _TRAILER_LINE, _split_trailer
 from compiler.compact_json import may_be_json
-from compiler.extract import clean_value, extract_turn, is_negated
+from compiler.emit import _quote
+from compiler.extract import (
+    PROVENANCE_RANK,
+    Provenance,
+    argument_at,
+    clean_value,
+    extract_message,
+    extract_turn,
+    is_negated,
+)
+from compiler.items import _plain_item, _read_item
+from compiler.messages import Message, ToolCall
 from compiler.prefilter import (
     _FOLD,
+    TEXT_START,
+    admits,
     anchored_finditer,
+    candidate_starts,
+    checking_order,
     fold,
     leading_literals,
     shared_clauses,
     word_bounded,
     word_char,
 )
+from compiler.register import Entry, _ended
 from compiler.safety import (
     _EMAIL,
     _cards,
@@ -32,8 +53,9 @@ from compiler.safety import (
     _local_char,
     _may_hold_card,
     has_safety_signal,
+    safety_spans,
 )
-from compiler.stale import elide, elide_record, record_rows
+from compiler.stale import _canonical, elide, elide_record, record_rows, safety_lines
 
 SCHEMAS = [load_schema(name) for name in list_schemas()]
 WORDS = st.sampled_from(
@@ -201,3 +223,303 @@ def test_a_stale_record_keeps_the_rows_it_kept_when_every_row_was_checked(old, n
     else:
         assert not result.changed and result.text == text
     assert elide(text, replaced_by=3, key="k").original_chars == len(text)
+
+
+# -- the action path and the read keys decode tool-call arguments once -------------------
+
+
+def _actions_by_every_mapping(calls, turn: int, schema) -> list[tuple[str, str]]:
+    """The action path as it was: each call's arguments decoded with ``json.loads``, every
+    mapping of the tool walked, the path split and matched step by step."""
+    found = []
+    for call in calls:
+        mappings = schema.actions_by_tool.get(call.name)
+        if not mappings:
+            continue
+        try:
+            arguments = json.loads(call.arguments) if call.arguments else None
+        except (ValueError, RecursionError):
+            arguments = None
+        for slot, mapping in mappings:
+            if not mapping.commits:
+                continue
+            node = arguments
+            for step in mapping.argument.split("."):
+                if isinstance(node, dict):
+                    node = node.get(step)
+                elif isinstance(node, list) and re.fullmatch(r"-?\d+", step):
+                    index = int(step)
+                    node = node[index] if -len(node) <= index < len(node) else None
+                else:
+                    node = None
+                    break
+            if isinstance(node, bool | int | float) and not isinstance(node, str):
+                node = json.dumps(node)
+            value = clean_value(node) if isinstance(node, str) else ""
+            if value:
+                found.append((slot, value))
+    return found
+
+
+ARGUMENTS = st.sampled_from(
+    [
+        "", "{}", "not json", "\ufeff{}", "[" * 5000 + "]" * 5000, '{"cabin": "business"}',
+        '{"reservation_id": "ABC123", "cabin": " economy ", "flights": [{"date": "2024-05-01",'
+        ' "flight_number": "HAT001"}]}',
+        '{"flights": [], "cabin": 3, "user_id": true}', '{"flights": {"0": {"date": "x"}}}',
+        '{"origin": NaN, "destination": 1.5e3, "user_id": "mia_li_3668"}',
+        '{"reservation_id": null, "flights": [{"flight_number": ["HAT1"]}]}',
+    ]
+)  # fmt: skip
+TOOLS = st.sampled_from(
+    ["book_reservation", "update_reservation_flights", "get_reservation_details",
+     "search_direct_flight", "get_user_details", "cancel_reservation", "unknown_tool"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(TOOLS, ARGUMENTS), max_size=3))
+def test_the_action_path_reads_only_committing_calls_and_finds_what_every_mapping_finds(calls):
+    tool_calls = tuple(
+        ToolCall(name, arguments, f"c{i}") for i, (name, arguments) in enumerate(calls)
+    )
+    message = Message("assistant", None, tool_calls=tool_calls)
+    memo: dict = {}
+    for schema in SCHEMAS:
+        found = extract_message(message, Kind.TOOL_CALL, 4, schema, memo=memo)
+        assert [(o.slot, o.value) for o in found] == _actions_by_every_mapping(
+            tool_calls, 4, schema
+        )
+        assert all(o.provenance is Provenance.ACTED and o.turn == 4 for o in found)
+
+
+@pytest.mark.parametrize(
+    "path", ["flights.0.date", "flights.-1.n", "a.b", "a.١", "a.-", "a.+1", "a.01", "x"]
+)
+def test_a_split_path_finds_what_matching_each_step_finds(path):
+    documents = [
+        {"flights": [{"date": "d0", "n": 1}, {"date": "d1", "n": 2.5}], "a": {"b": True}},
+        {"a": ["zero", "one"], "x": None}, {"a": {"١": "arabic one"}}, [1, 2], "text",
+    ]  # fmt: skip
+    for document in documents:
+        node = document
+        for step in path.split("."):
+            if isinstance(node, dict):
+                node = node.get(step)
+            elif isinstance(node, list) and re.fullmatch(r"-?\d+", step):
+                index = int(step)
+                node = node[index] if -len(node) <= index < len(node) else None
+            else:
+                node = None
+                break
+        expected = node if isinstance(node, str) else None
+        if isinstance(node, bool | int | float) and not isinstance(node, str):
+            expected = json.dumps(node)
+        assert argument_at(document, path) == expected
+
+
+CALL_ARGUMENTS = ["", "{}", "oops", "\ufeff{}", '{"b": 1, "a": [1.5, "é"]}',
+                  "[" * 5000 + "]" * 5000, '{"a": NaN}', "  [1, 2]  "]  # fmt: skip
+
+
+@pytest.mark.parametrize("arguments", CALL_ARGUMENTS)
+def test_a_canonical_call_key_from_a_shared_decode_is_the_one_json_loads_gives(arguments):
+    try:
+        expected = json.dumps(json.loads(arguments), ensure_ascii=True, sort_keys=True,
+                              separators=(",", ":"))  # fmt: skip
+    except (ValueError, RecursionError):
+        expected = arguments
+    memo: dict = {}
+    assert _canonical(arguments, memo) == expected
+    assert _canonical(arguments, memo) == expected  # the second time, from the memo
+    assert _canonical(arguments) == expected
+
+
+def test_the_read_path_lists_its_observations_before_the_action_path():
+    # the fold applies a turn's observations in provenance order; without declarations the
+    # compile takes this order as it comes (compiler.progress)
+    call = ToolCall("book_reservation", '{"cabin": "business", "user_id": "mia_li_3668"}', "c1")
+    message = Message(
+        "assistant", "Booked you in economy on HAT001 from JFK to SEA.", tool_calls=(call,)
+    )
+    for schema in SCHEMAS:
+        found = extract_message(message, Kind.SPEECH, 2, schema)
+        ranks = [PROVENANCE_RANK[o.provenance] for o in found]
+        assert ranks == sorted(ranks)
+
+
+# -- the register fold -------------------------------------------------------------------
+
+
+def test_an_ended_entry_is_the_entry_with_its_end_set():
+    entry = Entry("cabin", "economy", 2, Provenance.ACTED, (2, 5), None, None, True, True)
+    assert _ended(entry, superseded_by=7) == Entry(
+        "cabin", "economy", 2, Provenance.ACTED, (2, 5), 7, None, True, True
+    )
+    assert _ended(entry, revoked_at=9) == replace(entry, revoked_at=9)
+
+
+# -- reading message items ---------------------------------------------------------------
+
+ITEM_VALUES = st.sampled_from([None, "", "hi", "é\u2028x", 3, ["a"], {"a": 1}, True])
+ITEMS = st.builds(
+    lambda role, content, name, call_id, extra: {
+        **({"role": role} if role != "-" else {}),
+        **({"content": content} if content != "-" else {}),
+        **({"name": name} if name != "-" else {}),
+        **({"tool_call_id": call_id} if call_id != "-" else {}),
+        **extra,
+    },
+    st.sampled_from(["user", "assistant", "tool", "system", "human", "USER", "odd", 3, None, "-"]),
+    st.one_of(ITEM_VALUES, st.just("-")),
+    st.one_of(ITEM_VALUES, st.just("-")),
+    st.one_of(ITEM_VALUES, st.just("-")),
+    st.sampled_from([{}, {"tool_call_ids": ["x"]}, {"function_call": {"name": "f"}}]),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(ITEMS)
+def test_a_plain_item_is_read_as_the_general_reader_reads_it(item):
+    message = _plain_item(item, 7)
+    if message is not None:
+        expected, notes = _read_item(item, 7, 0, lambda index: f"messages[{index}]")
+        assert notes == []
+        assert message == expected and message.source == expected.source
+        assert message.line == expected.line == 7
+    # a dict subclass takes the general reader, to the same message
+    if isinstance(item, dict):
+        special = _read_item(OrderedDict(item), 7, 0, str)[0]
+        plain = _read_item(item, 7, 0, str)[0]
+        assert special == plain
+
+
+# -- stale reads ---------------------------------------------------------------------------
+
+SAFETY_TEXTS = st.lists(
+    st.sampled_from(
+        ["ok", "\n", "PEANUT", " ", "phone", "a@b.co", "4111 1111 1111 1111", "é", "\r"]
+    ),
+    max_size=12,
+).map("".join)
+
+
+def _safety_lines_by_splitting(text: str) -> list[str]:
+    """``safety_lines`` as it was: the text split into lines, the start of each signal
+    placed by counting line breaks."""
+    starts = sorted(start for start, _ in safety_spans(text))
+    lines, found, line, at = text.split("\n"), [], 0, 0
+    for start in starts:
+        line += text.count("\n", at, start)
+        at = start
+        if not found or found[-1] != line:
+            found.append(line)
+    return [lines[i] for i in found]
+
+
+@settings(max_examples=500, deadline=None)
+@given(SAFETY_TEXTS)
+def test_safety_lines_are_the_lines_splitting_the_text_finds(text):
+    assert safety_lines(text) == _safety_lines_by_splitting(text)
+    for payload in (text, text + "x" * 400, text + "\nx" * 200):
+        notice = elide(payload, replaced_by=3, key="k")
+        lines, safety = payload.split("\n"), _safety_lines_by_splitting(payload)
+        head = "[stale read: k was shown again at turn 3; this older output is omitted "
+        head += f"({len(lines)} lines, {len(payload)} chars, truncated=true)"
+        expected = "\n".join([head + ("; safety lines kept:]" if safety else "]"), *safety])
+        if len(expected) < len(payload):
+            assert (notice.text, notice.rows_total) == (expected, len(lines))
+        else:
+            assert not notice.changed and notice.text == payload
+
+
+# -- prefilters ----------------------------------------------------------------------------
+
+
+def _candidate_starts_as_a_set(folded, literals, text, before, after) -> list[int]:
+    starts = set()
+    for literal in literals:
+        if literal == TEXT_START:
+            starts.add(0)
+            continue
+        stop = None if before is None else before + len(literal) - 1
+        at = folded.find(literal, 0, stop)
+        while at >= 0:
+            if after is None or not at or not after(text[at - 1]):
+                starts.add(at)
+            at = folded.find(literal, at + 1, stop)
+    return sorted(starts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXTS, st.sampled_from([None, 0, 5, 30]))
+def test_candidate_starts_are_the_sorted_set_of_every_literal_start(text, before):
+    folded = fold(text)
+    for literals in ({"to"}, {"to", "in", "is"}, {"", ":", "\n"}, {"it's", "i"}, {"economy"}):
+        for after in (None, word_char):
+            got = candidate_starts(folded, frozenset(literals), text, before, after)
+            assert got == _candidate_starts_as_a_set(folded, literals, text, before, after)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXTS)
+def test_every_match_of_a_schema_pattern_starts_with_one_of_its_leading_literals(text):
+    folded = fold(text)
+    for schema in SCHEMAS:
+        for slot in schema.slots:
+            for pattern, lead in zip(slot.patterns, slot.leads, strict=True):
+                if lead is None:
+                    continue
+                for match in pattern.finditer(text):
+                    start = match.start()
+                    assert any(
+                        (literal == TEXT_START and start == 0)
+                        or (literal and folded.startswith(literal, start))
+                        for literal in lead
+                    ), (pattern.pattern, text, start)
+
+
+def test_a_literal_run_goes_on_with_what_follows_it():
+    pattern = re.compile(r"\b(?:is|it's|it is)\s+an?\s+(\w+)", re.IGNORECASE)
+    assert leading_literals(pattern) == frozenset({"is", "it's", "it is"})
+    assert leading_literals(re.compile(r"ab(?:\w+)")) == frozenset({"ab"})
+    assert leading_literals(re.compile(r"ab\Z")) == frozenset({"ab"})
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXTS)
+def test_clauses_in_checking_order_admit_what_the_clauses_admit(text):
+    folded = fold(text)
+    clause_sets = [slot.gate for schema in SCHEMAS for slot in schema.slots]
+    clause_sets += [need for schema in SCHEMAS for slot in schema.slots for need in slot.needs]
+    clause_sets.append((frozenset({"street", "st", "ave", "avenue"}), frozenset("0123456789")))
+    for clauses in clause_sets:
+        assert admits(checking_order(clauses), folded) == admits(clauses, folded)
+
+
+# -- compaction ----------------------------------------------------------------------------
+
+
+def _split_trailer_line_by_line(text: str) -> tuple[str, str]:
+    cut = len(text)
+    while cut > 0:
+        start = text.rfind("\n", 0, cut) + 1
+        line = text[start:cut].rstrip("\r")
+        if not _TRAILER_LINE.fullmatch(line) or start == 0:
+            break
+        cut = start - 1
+    return text[:cut], text[cut:]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(
+    ['{"a": 1}', "\n", "\r", " ", "(Open file: /a.py)", "(Current directory: /r)", "bash-$",
+     "x", ")", "$", "]"]), max_size=8).map("".join))  # fmt: skip
+def test_the_footer_split_finds_what_a_look_at_every_line_finds(text):
+    assert _split_trailer(text) == _split_trailer_line_by_line(text)
+
+
+@pytest.mark.parametrize("value", ["", "a", 'say "hi"', "<b>é</b>\n", "\ud800 lone", "\x00\x1f"])
+def test_a_state_value_is_quoted_as_json_dumps_quotes_it(value):
+    expected = json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+    assert _quote(value) == expected
