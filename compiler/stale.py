@@ -122,9 +122,27 @@ def file_view(text: str) -> tuple[str, Window] | None:
         if directory:
             path = posixpath.normpath(posixpath.join(directory.group(1).strip(), path))
     end = text.find("[File: ", view.end())
-    numbers = _NUMBERED_LINE.findall(text, view.end(), len(text) if end == -1 else end)
-    first, last = (int(numbers[0]), int(numbers[-1])) if numbers else (0, 0)
+    first, last = _window(text, view.end(), len(text) if end == -1 else end)
     return f"file {path}", Window(first, last, _NOT_APPLIED in text)
+
+
+def _window(text: str, start: int, end: int) -> tuple[int, int]:
+    """The first and last numbered line between ``start`` and ``end`` (0, 0: none),
+    the last found by walking back from ``end`` a line at a time: a window ends a
+    few lines of footer after its last numbered line, so the lines between are not
+    all scanned."""
+    first = _NUMBERED_LINE.search(text, start, end)
+    if first is None:
+        return 0, 0
+    stop = end
+    while True:
+        begins = text.rfind("\n", 0, stop) + 1  # the start of the line that ends at stop
+        if begins <= first.start():
+            return int(first.group(1)), int(first.group(1))
+        last = _NUMBERED_LINE.match(text, begins, stop)
+        if last:
+            return int(first.group(1)), int(last.group(1))
+        stop = begins - 1
 
 
 def lint_errors(text: str) -> list[str]:

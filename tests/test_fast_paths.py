@@ -523,3 +523,25 @@ def test_the_footer_split_finds_what_a_look_at_every_line_finds(text):
 def test_a_state_value_is_quoted_as_json_dumps_quotes_it(value):
     expected = json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
     assert _quote(value) == expected
+
+
+def test_a_file_window_walks_back_to_the_same_last_line_findall_gives():
+    import re
+
+    from compiler.stale import _window
+
+    numbered = re.compile(r"^(\d+):", re.MULTILINE)
+    texts = [
+        "",
+        "no numbers here\n(3 more lines below)",
+        "[File: a (9 lines total)]\n4:x",
+        "[File: a (9 lines total)]\r\n(3 more lines above)\r\n4:x\r\n5:y\r\n"
+        "(4 more lines below)\r\n",
+        "7:only\nfooter\n12: not at the end\n(Open file: a)\nbash-$",
+        "\n".join(f"{n}:line {n}" for n in range(1, 200)) + "\n\n(Current directory: /r)\n",
+        "x\n10:a\n11:b\n12:c",
+    ]
+    for text in texts:
+        found = numbered.findall(text)
+        expected = (int(found[0]), int(found[-1])) if found else (0, 0)
+        assert _window(text, 0, len(text)) == expected, text
