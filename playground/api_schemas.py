@@ -6,10 +6,10 @@ so the OpenAPI document and the compiler cannot disagree.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from ninja import Field, Schema
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, WrapValidator
 
 from compiler.declare import POLICIES
 from compiler.emit import MODES
@@ -18,6 +18,25 @@ Mode = Literal[MODES]  # type: ignore[valid-type]
 Policy = Literal[POLICIES]  # type: ignore[valid-type]
 
 CURL_TRANSCRIPT = "user: deliver to Tower B\nuser: actually use Gate 2, code 4921"
+
+
+def _objects_as_given(value, handler):
+    """A JSON array of objects as parsed, without validating each message into a copy.
+
+    Copying every message costs more than the rest of the request's validation; a
+    JSON object's keys are always strings, so only the types are checked here. Anything
+    else goes through pydantic and fails with its usual, positioned message.
+
+    Example:
+        >>> CompileIn(messages=[{"role": "user", "content": "x"}]).messages
+        [{'role': 'user', 'content': 'x'}]
+    """
+    if type(value) is list and all(type(item) is dict for item in value):
+        return value
+    return handler(value)
+
+
+Messages = Annotated[list[dict[str, Any]], WrapValidator(_objects_as_given)]
 
 
 class CompileIn(BaseModel):
@@ -32,7 +51,7 @@ class CompileIn(BaseModel):
         "tau-bench records. Give this or 'messages'.",
         examples=[CURL_TRANSCRIPT],
     )
-    messages: list[dict[str, Any]] | None = Field(
+    messages: Messages | None = Field(
         None, description="OpenAI-style messages (role, content, tool_calls, …)."
     )
     mode: Mode = Field("compact", description="compact, or cache_friendly to keep the prefix.")

@@ -12,6 +12,7 @@ import ipaddress
 import math
 import time
 import zlib
+from functools import lru_cache
 
 from django.conf import settings
 
@@ -45,6 +46,7 @@ def client_ip(request) -> str:
     return request.META["REMOTE_ADDR"]
 
 
+@lru_cache(maxsize=4096)  # clients come back: parse each address once, not on every request
 def budget_owner(address: str) -> str:
     """Whom a budget belongs to: an IPv4 address, or an IPv6 address's /64 network.
 

@@ -1,21 +1,45 @@
-"""Refuse an oversized body before anything reads it.
+"""The site's own middleware: a body cap, pages-only state, and a policy header built once.
 
-One cap (``CONTEXTGC_MAX_BODY_BYTES``, 256 KiB) for every POST: the API and the
-proxy answer 413 in their JSON shapes, the console with a banner it can show in
-place of a result. The declared ``Content-Length`` is checked, so nothing is
-read or parsed first.
+``BodyLimitMiddleware`` refuses an oversized body before anything reads it.
+
+The JSON API is stateless: it has no signed-in user and no flash messages, so the
+middleware that provide them for pages step aside on ``/api/`` (each a subclass of
+Django's own, so the admin's checks still find it). Sessions stay as Django ships
+them: the deployment checks look for that exact middleware, and a session that is
+never touched costs little.
+
+``ContentSecurityPolicyMiddleware`` sends django-csp's header, but builds the
+site-wide policy once per process instead of once per response.
 """
 
 from __future__ import annotations
 
+from functools import cache
+
+from csp.constants import HEADER, HEADER_REPORT_ONLY
+from csp.middleware import CheckableLazyObject, CSPMiddleware
+from csp.utils import build_policy
 from django.conf import settings
+from django.contrib.auth.middleware import AuthenticationMiddleware
+from django.contrib.messages.middleware import MessageMiddleware
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.http import HttpResponse, JsonResponse
 from django.utils.html import format_html
 
 from playground.errors import openai_shape, too_large_body
 
+API_PREFIX = "/api/"
+
 
 class BodyLimitMiddleware:
+    """One cap (``CONTEXTGC_MAX_BODY_BYTES``, 256 KiB) for every POST.
+
+    The API and the proxy answer 413 in their JSON shapes, the console with a banner
+    it can show in place of a result. The declared ``Content-Length`` is checked, so
+    nothing is read or parsed first.
+    """
+
     def __init__(self, get_response):
         self.get_response = get_response
 
@@ -30,9 +54,77 @@ class BodyLimitMiddleware:
         error = too_large_body(size, limit)
         if request.path.startswith("/v1/"):
             return JsonResponse(openai_shape(error), status=413)
-        if request.path.startswith("/api/"):
+        if request.path.startswith(API_PREFIX):
             response = JsonResponse(error, status=413)
             response["Cache-Control"] = "no-store"
             return response
         page = format_html('<p class="banner banner-error" role="alert">{}</p>', error["message"])
         return HttpResponse(page, status=413)
+
+
+class PagesOnly:
+    """Pass ``/api/`` requests straight on: what this middleware keeps is for pages.
+
+    Mixed in before a Django middleware class; the rest of the site gets that class
+    unchanged.
+    """
+
+    def __call__(self, request):
+        if request.path_info.startswith(API_PREFIX):
+            return self.get_response(request)
+        return super().__call__(request)
+
+
+class PageAuthenticationMiddleware(PagesOnly, AuthenticationMiddleware):
+    """``request.user`` for pages; the API has no users."""
+
+
+class PageMessageMiddleware(PagesOnly, MessageMiddleware):
+    """Flash messages for pages; the API answers in its body."""
+
+
+# Per-response overrides django-csp's decorators leave on a response.
+OWN_POLICY = tuple(
+    f"_csp_{kind}{suffix}" for kind in ("config", "update", "replace") for suffix in ("", "_ro")
+)
+HEADERS = ((HEADER, False, "_csp_exempt"), (HEADER_REPORT_ONLY, True, "_csp_exempt_ro"))
+
+
+@cache
+def site_policy(report_only: bool) -> tuple[str, tuple[str, ...]]:
+    """The policy the settings give every response, and the path prefixes it skips."""
+    name = "CONTENT_SECURITY_POLICY_REPORT_ONLY" if report_only else "CONTENT_SECURITY_POLICY"
+    excluded = (getattr(settings, name, None) or {}).get("EXCLUDE_URL_PREFIXES") or ()
+    return build_policy(report_only=report_only), tuple(excluded)
+
+
+@receiver(setting_changed)
+def _policy_changed(*, setting, **kwargs):
+    if setting.startswith("CONTENT_SECURITY_POLICY"):
+        site_policy.cache_clear()
+
+
+class ContentSecurityPolicyMiddleware(CSPMiddleware):
+    """django-csp's middleware, building the site-wide policy once.
+
+    The policy depends only on the settings unless a view set its own or a page used
+    a nonce; those responses go through django-csp unchanged. Every other response
+    gets the same headers django-csp would give it.
+    """
+
+    def process_response(self, request, response):
+        own = any(hasattr(response, name) for name in OWN_POLICY)
+        if own or settings.DEBUG or getattr(request, "_csp_nonce", None) is not None:
+            return super().process_response(request, response)
+        for header, report_only, exempt in HEADERS:
+            policy, excluded = site_policy(report_only)
+            if (
+                policy
+                and header not in response
+                and not getattr(response, exempt, False)
+                and not request.path_info.startswith(excluded)
+            ):
+                response[header] = policy
+        # As django-csp does: a nonce asked for after the header is written is an error.
+        request.csp_nonce = CheckableLazyObject(self._csp_nonce_post_response)
+        return response

@@ -3,7 +3,8 @@
     python3 -m pip install -e '.[site,bench]'
     python3 tests/bench/load_api.py [--seconds 60] [--users 1] [--workers 2]
 
-It starts gunicorn (sync workers) on a free 127.0.0.1 port against ``DATABASE_URL``
+It starts gunicorn with the site's own settings (``playground.gunicorn_conf``: threaded
+workers that keep connections open) on a free 127.0.0.1 port against ``DATABASE_URL``
 when that is set, else a fresh SQLite file; checks that one API answer equals the
 library's output; drives ``POST /api/compile`` with a real 62-message tau-bench
 airline transcript (``tests/fixtures/site``) through locust (headless, FastHttpUser)
@@ -35,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 TRANSCRIPT = ROOT / "tests" / "fixtures" / "site" / "airline-task3-trial0-62-messages.json"
 SCHEMA = "travel"
+CONF = "playground.gunicorn_conf"  # the site's gunicorn settings
 
 # Written to a temporary file and run by locust in its own process: importing locust
 # here would monkey-patch this interpreter (gevent), and pytest imports this module.
@@ -119,7 +121,8 @@ def start_gunicorn(env: dict, port: int, workers: int, log: Path) -> subprocess.
         cwd=ROOT, env=env, check=True,
     )  # fmt: skip
     return subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "playground.wsgi", "--workers", str(workers),
+        [sys.executable, "-m", "gunicorn", "playground.wsgi", "-c", f"python:{CONF}",
+         "--workers", str(workers),
          "--bind", f"127.0.0.1:{port}", "--log-level", "warning",
          "--access-logfile", str(log), "--access-logformat", "%(U)s %(s)s %(D)s",
          *os.environ.get("LOAD_GUNICORN_ARGS", "").split()],
@@ -185,6 +188,27 @@ def server_times(log: Path) -> list[float]:
     return [int(us) / 1000 for path, _, us in lines if path == "/api/compile"][1:]
 
 
+def server_settings(workers: int) -> str:
+    """The gunicorn settings of the run, and whether the Procfile's web process uses them."""
+    import importlib
+
+    conf = importlib.import_module(CONF)
+    extra = os.environ.get("LOAD_GUNICORN_ARGS", "")
+    web = next(
+        (line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith("web:")),
+        "",
+    )
+    procfile = (
+        "as the Procfile's web process"
+        if f"python:{CONF}" in web and not extra
+        else f"NOT as the Procfile's web process ({web.split('exec ', 1)[-1]})"
+    )
+    return (
+        f"{workers} workers, {conf.worker_class} with {conf.threads} thread, keep-alive "
+        f"{conf.keepalive} s ({CONF}{', ' + extra if extra else ''}), {procfile}"
+    )
+
+
 def report(args, messages, body, library, load) -> str:
     times, statuses = load["times"], {int(k): v for k, v in load["statuses"].items()}
     total = len(times)
@@ -196,14 +220,14 @@ def report(args, messages, body, library, load) -> str:
     srv50, srv99 = percentile(server, 0.5), percentile(server, 0.99)
     rate = total / args.seconds
     database = "PostgreSQL (DATABASE_URL)" if os.environ.get("DATABASE_URL") else "SQLite file"
-    extra = os.environ.get("LOAD_GUNICORN_ARGS", "")
     lines = [
         f"transcript  {TRANSCRIPT.relative_to(ROOT)}: {len(messages)} messages, "
         f"{len(body):,} bytes as a request, schema {SCHEMA}",
         f"library     compile_messages in-process: p50 {lib50:.3f} ms, p99 {lib99:.3f} ms "
         f"(N={len(library):,}, mean {statistics.fmean(library):.3f} ms)",
-        f"api         gunicorn, {args.workers} workers {extra or '(sync)'}, {database}, rate limit "
-        f"on; locust FastHttpUser, {args.users} users, {args.seconds} s, {os.cpu_count()} cores",
+        f"gunicorn    {server_settings(args.workers)}",
+        f"api         {database}, rate limit on; locust FastHttpUser, {args.users} users, "
+        f"{args.seconds} s, {os.cpu_count()} cores",
         f"            requests {total:,} ({rate:.1f}/s), p50 {api50:.3f} ms, p99 {api99:.3f} ms, "
         f"errors {errors}, 5xx {server_errors}, statuses {dict(sorted(statuses.items()))}",
         f"server      gunicorn's own time per compile (access log, N={len(server):,}): "

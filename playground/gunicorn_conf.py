@@ -1,0 +1,24 @@
+"""gunicorn's settings for the site's web process.
+
+    gunicorn playground.wsgi -c python:playground.gunicorn_conf --bind 0.0.0.0:8000
+
+``tests/bench/load_api.py`` runs gunicorn with these and says whether the Procfile does.
+
+Threaded workers keep a client's connection open between requests (HTTP keep-alive);
+gunicorn's sync workers close it after every answer, so each request paid for a new
+TCP connection and its teardown on both sides (on this project's 2-core machine,
+about 0.4 ms of a trivial request's round trip and 0.3 ms of worker CPU). One thread
+per worker: a compile is CPU work under the GIL, so a second thread in the same
+process would only wait; ``WEB_CONCURRENCY`` worker processes (default 2) share the
+load, and the rate limit counts in the database, so it holds across them.
+"""
+
+import os
+
+worker_class = "gthread"
+threads = 1
+keepalive = 5  # seconds an idle client connection stays open
+workers = int(os.environ.get("WEB_CONCURRENCY") or 2)
+# A threaded worker's main loop reports in while a request runs, so this stops a hung
+# worker, not one long request; a compile is bounded by the 256 KiB body cap.
+timeout = 120
