@@ -243,22 +243,26 @@ def _actions_by_every_mapping(calls, turn: int, schema) -> list[tuple[str, str]]
         for slot, mapping in mappings:
             if not mapping.commits:
                 continue
-            node = arguments
-            for step in mapping.argument.split("."):
-                if isinstance(node, dict):
-                    node = node.get(step)
-                elif isinstance(node, list) and re.fullmatch(r"-?\d+", step):
-                    index = int(step)
-                    node = node[index] if -len(node) <= index < len(node) else None
-                else:
-                    node = None
-                    break
+            node = _walk(arguments, mapping.argument)
             if isinstance(node, bool | int | float) and not isinstance(node, str):
                 node = json.dumps(node)
             value = clean_value(node) if isinstance(node, str) else ""
             if value:
                 found.append((slot, value))
     return found
+
+
+def _walk(node, path: str):
+    """The value at a dotted argument path, one step at a time (the straightforward way)."""
+    for step in path.split("."):
+        if isinstance(node, dict):
+            node = node.get(step)
+        elif isinstance(node, list) and re.fullmatch(r"-?\d+", step):
+            index = int(step)
+            node = node[index] if -len(node) <= index < len(node) else None
+        else:
+            return None
+    return node
 
 
 ARGUMENTS = st.sampled_from(
@@ -302,16 +306,7 @@ def test_a_split_path_finds_what_matching_each_step_finds(path):
         {"a": ["zero", "one"], "x": None}, {"a": {"١": "arabic one"}}, [1, 2], "text",
     ]  # fmt: skip
     for document in documents:
-        node = document
-        for step in path.split("."):
-            if isinstance(node, dict):
-                node = node.get(step)
-            elif isinstance(node, list) and re.fullmatch(r"-?\d+", step):
-                index = int(step)
-                node = node[index] if -len(node) <= index < len(node) else None
-            else:
-                node = None
-                break
+        node = _walk(document, path)
         expected = node if isinstance(node, str) else None
         if isinstance(node, bool | int | float) and not isinstance(node, str):
             expected = json.dumps(node)
