@@ -6,11 +6,11 @@
 
 Threaded workers keep a client's connection open between requests (HTTP keep-alive);
 gunicorn's sync workers close it after every answer, so each request paid for a new
-TCP connection and its teardown on both sides (on this project's 2-core machine,
-about 0.4 ms of a trivial request's round trip and 0.3 ms of worker CPU). One thread
-per worker: a compile is CPU work under the GIL, so a second thread in the same
-process would only wait; ``WEB_CONCURRENCY`` worker processes (default 2) share the
-load, and the rate limit counts in the database, so it holds across them.
+TCP connection and its teardown on both sides. One thread per worker: a compile is CPU
+work under the GIL, so a second thread in the same process would only wait;
+``WEB_CONCURRENCY`` worker processes (default 2) share the load. The rate limit counts
+in a cache all workers share (memcached when ``CONTEXTGC_MEMCACHED`` is set, else the
+database), so it holds across them.
 """
 
 import os

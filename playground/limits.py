@@ -1,25 +1,24 @@
-"""The per-client rate limit: a fixed one-minute window per client, counted in the database.
+"""The per-client rate limit: django-ratelimit's fixed windows over a shared cache.
 
 One budget per client, ``CONTEXTGC_RATE_LIMIT`` compiles a minute, spent by the
-API, the console and the proxy alike. Counters live in the database
-(``playground.ratecache``), so every gunicorn worker sees the same count, and
-counting a request is one SQL statement.
+API, the console and the proxy alike. django-ratelimit counts in the cache named
+``ratelimit``, which every gunicorn worker shares: memcached when
+``CONTEXTGC_MEMCACHED`` names one, else counters in the site's database
+(``playground.ratecache``).
 """
 
 from __future__ import annotations
 
 import ipaddress
-import math
-import time
-import zlib
 from functools import lru_cache
 
 from django.conf import settings
+from django_ratelimit.core import get_usage
+from pymemcache.exceptions import MemcacheError
 
-from playground import ratecache
+from playground.service import RequestError
 
 GROUP = "contextgc.compile"
-PERIOD = 60  # seconds: the budget is per minute
 
 
 class RateLimited(Exception):
@@ -68,30 +67,24 @@ def budget_owner(address: str) -> str:
     return str(ipaddress.ip_network(f"{ip}/64", strict=False).network_address)
 
 
-def window_end(owner: str, now: float) -> int:
-    """When the owner's current one-minute window ends, in whole seconds since the epoch.
-
-    Windows are fixed, each owner's shifted by a hash of the owner so that budgets do
-    not all refill in the same second; these are the windows django-ratelimit kept
-    here before. A window ends at a whole second and holds every request before it.
-
-    Example:
-        >>> window_end("203.0.113.7", 1_000_000.5), window_end("203.0.113.7", 1_000_034.9)
-        (1000035, 1000035)
-        >>> window_end("203.0.113.7", 1_000_035.0)
-        1000095
-    """
-    second = int(now)
-    return second + 1 + (zlib.crc32(owner.encode()) - second) % PERIOD
-
-
 def spend(request) -> None:
     """Count one compile for this client; raise ``RateLimited`` past the budget.
 
-    ``retry_after`` rounds up, so a client that waits that long is in a new window.
+    django-ratelimit's window named ``w`` holds every request made in a second up to
+    and including second ``w``, so the wait until a new window is its ``time_left``
+    plus one: a client that waits ``retry_after`` is in a new window. A cache that
+    cannot be reached is a 503 with the reason, not a compile that goes uncounted.
     """
-    owner, now = budget_owner(client_ip(request)), time.time()
-    counted = ratecache.hit(f"{GROUP}:{owner}", window_end(owner, now))
     limit = settings.CONTEXTGC_RATE_LIMIT
-    if counted.count > limit:
-        raise RateLimited(limit=limit, retry_after=math.ceil(counted.window_end - now))
+    try:
+        usage = get_usage(request, group=GROUP, key=_owner, rate=f"{limit}/m", increment=True)
+    except (OSError, MemcacheError) as exc:
+        raise RequestError(
+            503, "rate_limit_unavailable", f"the rate-limit cache cannot be reached ({exc})"
+        ) from None
+    if usage["should_limit"]:
+        raise RateLimited(limit=limit, retry_after=usage["time_left"] + 1)
+
+
+def _owner(group: str, request) -> str:
+    return budget_owner(client_ip(request))

@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "ninja",
+    "django_ratelimit",
     "playground",
     "labelling",
     "django_tasks",
@@ -124,9 +125,27 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # `manage.py db_worker` process on any machine shares one queue through PostgreSQL.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
-# The rate limit counts requests in the database (playground.ratecache), not in a cache,
-# so every worker process shares one count; this cache is each process's own.
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# The rate limit (django-ratelimit) counts requests in the "ratelimit" cache, which every
+# worker process must share: memcached when CONTEXTGC_MEMCACHED names one (host:port),
+# else counters in the site's database (playground.ratecache: one statement per call,
+# atomic; Django's DatabaseCache increments by get-then-set). "default" is per process.
+CONTEXTGC_MEMCACHED = env_str("CONTEXTGC_MEMCACHED")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "ratelimit": (
+        {
+            "BACKEND": "django.core.cache.backends.memcached.PyMemcacheCache",
+            "LOCATION": CONTEXTGC_MEMCACHED,
+            "OPTIONS": {"no_delay": True, "connect_timeout": 2, "timeout": 2},
+        }
+        if CONTEXTGC_MEMCACHED
+        else {"BACKEND": "playground.ratecache.CounterCache"}
+    ),
+}
+RATELIMIT_USE_CACHE = "ratelimit"
+# django-ratelimit warns (W001) about cache backends it does not know to be atomic;
+# CounterCache is (each call is one SQL statement; tests/site/test_site_ratelimit.py).
+SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
 CONTEXTGC_RATE_LIMIT = env_int("CONTEXTGC_RATE_LIMIT", 60, minimum=1)  # per minute per client
 # How many reverse proxies in front append to X-Forwarded-For; 0 trusts only REMOTE_ADDR.
 CONTEXTGC_PROXY_HOPS = env_int("CONTEXTGC_PROXY_HOPS", 0)

@@ -10,7 +10,10 @@ library's output; drives ``POST /api/compile`` with a real 62-message tau-bench
 airline transcript (``tests/fixtures/site``) through locust (headless, FastHttpUser)
 for the given time; and prints requests/s, p50/p99, errors and 5xx beside the
 library's in-process ``compile_messages`` p50/p99 for the same transcript. The rate
-limit stays on (set high enough never to trip) so its database writes are measured.
+limit stays on (set high enough never to trip) so its counting is measured: in a
+memcached this command starts (``--rate-cache memcached``, the default when memcached
+is installed, as a several-worker deployment would set ``CONTEXTGC_MEMCACHED``) or in
+the database (``--rate-cache database``, the site's default without memcached).
 
 Latencies are every request's own time as locust's request event reports it (float
 milliseconds), not locust's rounded summary. Only loopback traffic; bounded in time;
@@ -100,7 +103,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def site_env(workdir: Path) -> dict[str, str]:
+def start_memcached(port: int) -> subprocess.Popen:
+    args = [shutil.which("memcached"), "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-m", "16"]
+    if os.geteuid() == 0:  # memcached will not run as root
+        args += ["-u", "nobody"]
+    return subprocess.Popen(args, start_new_session=True)
+
+
+def site_env(workdir: Path, memcached: str | None) -> dict[str, str]:
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "playground.settings",
@@ -112,6 +122,9 @@ def site_env(workdir: Path) -> dict[str, str]:
     (workdir / "static").mkdir(exist_ok=True)
     if not env.get("DATABASE_URL"):
         env["CONTEXTGC_SQLITE_PATH"] = str(workdir / "load.sqlite3")
+    env.pop("CONTEXTGC_MEMCACHED", None)
+    if memcached:
+        env["CONTEXTGC_MEMCACHED"] = memcached
     return env
 
 
@@ -226,7 +239,8 @@ def report(args, messages, body, library, load) -> str:
         f"library     compile_messages in-process: p50 {lib50:.3f} ms, p99 {lib99:.3f} ms "
         f"(N={len(library):,}, mean {statistics.fmean(library):.3f} ms)",
         f"gunicorn    {server_settings(args.workers)}",
-        f"api         {database}, rate limit on; locust FastHttpUser, {args.users} users, "
+        f"api         {database}, rate limit "
+        f"on (counted in {args.rate_cache}); locust FastHttpUser, {args.users} users, "
         f"{args.seconds} s, {os.cpu_count()} cores",
         f"            requests {total:,} ({rate:.1f}/s), p50 {api50:.3f} ms, p99 {api99:.3f} ms, "
         f"errors {errors}, 5xx {server_errors}, statuses {dict(sorted(statuses.items()))}",
@@ -254,6 +268,12 @@ def main(argv=None) -> int:
     parser.add_argument("--users", type=int, default=1)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--library-runs", type=int, default=2000)
+    parser.add_argument(
+        "--rate-cache",
+        choices=("memcached", "database"),
+        default="memcached" if shutil.which("memcached") else "database",
+        help="where the rate limit counts (default: memcached when installed)",
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     messages = json.loads(TRANSCRIPT.read_text(encoding="utf-8"))
@@ -261,15 +281,22 @@ def main(argv=None) -> int:
     library = library_times(messages, args.library_runs)
     with tempfile.TemporaryDirectory(prefix="contextgc-load-") as tmp:
         workdir, port = Path(tmp), free_port()
-        server = start_gunicorn(site_env(workdir), port, args.workers, workdir / "access.log")
+        cache, location = None, None
+        if args.rate_cache == "memcached":
+            location = f"127.0.0.1:{free_port()}"
+            cache = start_memcached(int(location.rsplit(":", 1)[1]))
+        env = site_env(workdir, location)
+        server = start_gunicorn(env, port, args.workers, workdir / "access.log")
         try:
             base = f"http://127.0.0.1:{port}"
             wait_until_up(base, server)
             check_answer(base, body, messages)
             load = run_locust(base, workdir, body, args.users, args.seconds)
         finally:
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait(timeout=30)
+            for process in (server, cache):
+                if process is not None:
+                    os.killpg(process.pid, signal.SIGTERM)
+                    process.wait(timeout=30)
         load["server"] = server_times(workdir / "access.log")
     print(report(args, messages, body, library, load))
     return 0

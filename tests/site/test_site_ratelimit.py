@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -17,8 +18,8 @@ import pytest
 from django.db import connection, connections
 from django.test.utils import CaptureQueriesContext
 
-from playground import ratecache
 from playground.models import RateCounter
+from playground.ratecache import CounterCache
 
 ROOT = Path(__file__).resolve().parents[2]
 END = 2_000_000_000  # a window end far in the future, in seconds since the epoch
@@ -29,52 +30,58 @@ def post_compile(client, **extra):
     return client.post("/api/compile", data=body, content_type="application/json", **extra)
 
 
-# --- the counters ----------------------------------------------------------------------
+# --- the database counters ----------------------------------------------------------
+
+
+@pytest.fixture
+def counters():
+    return CounterCache("", {})
 
 
 @pytest.mark.django_db
-def test_hit_counts_up_within_a_window_and_says_when_it_ends():
-    assert [ratecache.hit("k", END) for _ in range(3)] == [(1, END), (2, END), (3, END)]
+def test_add_opens_an_entry_once_and_incr_counts_on(counters):
+    assert [counters.add("k", 1, 60), counters.add("k", 1, 60)] == [True, False]
+    assert [counters.incr("k") for _ in range(3)] == [2, 3, 4]
+    assert counters.get("k") == 4 and counters.get("other", "none") == "none"
 
 
 @pytest.mark.django_db
-def test_hit_counts_keys_apart():
-    ratecache.hit("a", END)
-    assert ratecache.hit("b", END) == (1, END)
+def test_an_expired_entry_is_gone_and_add_opens_it_again(counters):
+    RateCounter.objects.create(cache_key=counters.make_key("k"), hits=9, expires=time.time() - 1)
+    assert counters.get("k") is None
+    with pytest.raises(ValueError):
+        counters.incr("k")
+    assert counters.add("k", 1, 60) is True and counters.incr("k") == 2
 
 
 @pytest.mark.django_db
-def test_a_later_window_starts_the_count_again():
-    ratecache.hit("k", END)
-    ratecache.hit("k", END)
-    assert ratecache.hit("k", END + 60) == (1, END + 60)
-    assert list(RateCounter.objects.values_list("hits", "expires")) == [(1, END + 60)]
-
-
-@pytest.mark.django_db
-def test_a_process_whose_clock_lags_counts_into_the_later_window():
-    ratecache.hit("k", END + 60)
-    assert ratecache.hit("k", END) == (2, END + 60)
-
-
-@pytest.mark.django_db
-def test_opening_a_window_drops_the_windows_that_have_ended():
+def test_opening_an_entry_drops_the_expired_ones(counters):
     now = time.time()
     RateCounter.objects.create(cache_key="ended", hits=3, expires=now - 1)
     RateCounter.objects.create(cache_key="open", hits=2, expires=now + 30)
-    ratecache.hit("new", now + 60)
+    counters.add("new", 1, 60)
     kept = RateCounter.objects.order_by("cache_key").values_list("cache_key", "hits")
-    assert list(kept) == [("new", 1), ("open", 2)]
+    assert list(kept) == [(counters.make_key("new"), 1), ("open", 2)]
+
+
+@pytest.mark.django_db
+def test_only_whole_numbers_are_stored(counters):
+    with pytest.raises(TypeError):
+        counters.set("k", "7")
+    counters.set("k", 7, None)  # no timeout: kept until deleted
+    assert counters.touch("k", 60) and counters.get("k") == 7
+    assert counters.delete("k") and counters.get("k") is None
 
 
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_hits_from_many_connections_each_get_their_own_count():
+def test_concurrent_increments_from_many_connections_each_get_their_own_count(counters):
+    counters.add("shared", 0, 60)
     start, counts = threading.Barrier(6), []
 
     def hammer():
         start.wait()
         try:
-            counts.extend(ratecache.hit("shared", END).count for _ in range(25))
+            counts.extend(counters.incr("shared") for _ in range(25))
         finally:
             connections.close_all()  # this thread's own connection
 
@@ -84,20 +91,85 @@ def test_concurrent_hits_from_many_connections_each_get_their_own_count():
     for thread in threads:
         thread.join()
     assert sorted(counts) == list(range(1, 151))
-    assert RateCounter.objects.get(cache_key="shared").hits == 150
+    assert counters.get("shared") == 150
+
+
+# --- memcached ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def memcached():
+    """A real memcached on a free loopback port (scripts/test installs it), stopped after."""
+    binary = shutil.which("memcached")
+    if binary is None:
+        pytest.fail("memcached is not installed: `bash scripts/test` installs it")
+    port = _free_port()
+    args = [binary, "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-m", "16"]
+    if os.geteuid() == 0:  # memcached will not run as root
+        args += ["-u", "nobody"]
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for_port(port, process)
+        yield f"127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _wait_for_port(port: int, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"memcached exited with {process.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("memcached did not listen in time")
+
+
+def _memcached_cache(location: str) -> dict:
+    backend = "django.core.cache.backends.memcached.PyMemcacheCache"
+    return {"BACKEND": backend, "LOCATION": location, "OPTIONS": {"connect_timeout": 2}}
+
+
+@pytest.mark.django_db
+def test_with_memcached_configured_the_count_is_there_not_in_the_database(
+    client, settings, memcached
+):
+    settings.CACHES = {**settings.CACHES, "ratelimit": _memcached_cache(memcached)}
+    settings.CONTEXTGC_RATE_LIMIT = 2
+    with CaptureQueriesContext(connection) as queries:
+        statuses = [post_compile(client, REMOTE_ADDR="198.51.100.9").status_code for _ in range(3)]
+    assert statuses == [200, 200, 429]
+    assert len(queries) == 0 and not RateCounter.objects.exists()
+
+
+@pytest.mark.django_db
+def test_an_unreachable_rate_limit_cache_is_a_503_with_the_reason(client, settings):
+    settings.CACHES = {
+        **settings.CACHES,
+        "ratelimit": _memcached_cache(f"127.0.0.1:{_free_port()}"),
+    }
+    response = post_compile(client)
+    assert response.status_code == 503
+    assert response.json()["error"] == "rate_limit_unavailable"
+    assert "cannot be reached" in response.json()["message"]
 
 
 # --- the limit over requests -----------------------------------------------------------
 
 
 @pytest.mark.django_db
-def test_an_api_compile_makes_one_sql_statement_once_its_window_is_open(client):
+def test_an_api_compile_counts_in_two_statements_on_the_database(client):
     with CaptureQueriesContext(connection) as opening:
         post_compile(client)
     with CaptureQueriesContext(connection) as counting:
         response = post_compile(client)
     assert response.status_code == 200
-    assert [len(opening), len(counting)] == [2, 1]  # count (+ drop ended windows once)
+    # django-ratelimit's add (+ drop the ended windows when it opens one), then its incr
+    assert [len(opening), len(counting)] == [2, 2]
 
 
 @pytest.mark.django_db
@@ -173,13 +245,18 @@ def _post(url: str) -> int:
         return exc.code
 
 
-@pytest.fixture
-def two_workers(tmp_path):
-    """gunicorn with two worker processes on this run's database, limit 20 a minute."""
+@pytest.fixture(params=["database", "memcached"])
+def two_workers(request, tmp_path):
+    """gunicorn with two worker processes on this run's database, limit 20 a minute,
+    counting in the database or in a real memcached."""
     port, log = _free_port(), tmp_path / "access.log"
+    shared = {}
+    if request.param == "memcached":
+        shared["CONTEXTGC_MEMCACHED"] = request.getfixturevalue("memcached")
     env = {
-        **{k: v for k, v in os.environ.items() if k != "DATABASE_URL"},
+        **{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CONTEXTGC_MEMCACHED")},
         **_database_env(),
+        **shared,
         "DJANGO_SETTINGS_MODULE": "playground.settings",
         "DJANGO_SECRET_KEY": "test-only",
         "DJANGO_DEBUG": "0",
@@ -193,7 +270,7 @@ def two_workers(tmp_path):
     )  # fmt: skip
     try:
         _wait_until_both_serve(f"http://127.0.0.1:{port}/api/health", log, process)
-        yield f"http://127.0.0.1:{port}", log
+        yield f"http://127.0.0.1:{port}", log, request.param
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -201,7 +278,7 @@ def two_workers(tmp_path):
 
 @pytest.mark.django_db(transaction=True)
 def test_the_limit_is_one_budget_shared_by_every_worker_process(two_workers):
-    base, log = two_workers
+    base, log, store = two_workers
     start, statuses = threading.Barrier(6), []
 
     def client():
@@ -218,4 +295,5 @@ def test_the_limit_is_one_budget_shared_by_every_worker_process(two_workers):
     compiles = [pid for pid, _, path in served if path == "/api/compile"]
     assert sorted(statuses) == [200] * 20 + [429] * 10
     assert len(set(compiles)) == 2, "both worker processes served compiles"
-    assert list(RateCounter.objects.values_list("hits", flat=True)) == [30]
+    counted = list(RateCounter.objects.values_list("hits", flat=True))
+    assert counted == ([30] if store == "database" else [])
