@@ -1,15 +1,19 @@
 """Load the compile API under gunicorn on loopback and set it beside the library's own time.
 
     python3 -m pip install -e '.[site,bench]'
-    python3 tests/bench/load_api.py [--seconds 60] [--users 1] [--workers 2]
+    python3 tests/bench/load_api.py [--seconds 60] [--workers 2] [--users N] [--floor-seconds 15]
 
 It starts gunicorn with the site's own settings (``playground.gunicorn_conf``: threaded
 workers that keep connections open) on a free 127.0.0.1 port against ``DATABASE_URL``
 when that is set, else a fresh SQLite file; checks that one API answer equals the
 library's output; drives ``POST /api/compile`` with a real 62-message tau-bench
 airline transcript (``tests/fixtures/site``) through locust (headless, FastHttpUser)
-for the given time; and prints requests/s, p50/p99, errors and 5xx beside the
-library's in-process ``compile_messages`` p50/p99 for the same transcript. The rate
+for the given time, with one client per worker unless ``--users`` says otherwise, so
+every worker is kept busy; and prints requests/s, p50/p99, errors and 5xx beside the
+library's in-process ``compile_messages`` p50/p99 for the same transcript. Then, for
+``--floor-seconds``, the same clients call ``GET /api/health``: what a request costs
+gunicorn and Django with no compile, which bounds from below the overhead a compile
+request can have. The rate
 limit stays on (set high enough never to trip) so its counting is measured: in a
 memcached this command starts (``--rate-cache memcached``, the default when memcached
 is installed, as a several-worker deployment would set ``CONTEXTGC_MEMCACHED``) or in
@@ -48,6 +52,7 @@ import json, os
 from locust import FastHttpUser, events, task
 
 BODY = open(os.environ["LOAD_BODY"], "rb").read()
+FLOOR = os.environ.get("LOAD_FLOOR") == "1"  # GET /api/health instead of a compile
 TIMES, STATUSES = [], {}
 
 @events.request.add_listener
@@ -64,6 +69,11 @@ def dump(environment, **kw):
 class Caller(FastHttpUser):
     @task
     def compile(self):
+        if FLOOR:
+            with self.client.get("/api/health", catch_response=True) as r:
+                if r.status_code != 200:
+                    r.failure(f"HTTP {r.status_code}")
+            return
         with self.client.post("/api/compile", data=BODY, catch_response=True,
                               headers={"Content-Type": "application/json"}) as r:
             if r.status_code != 200:
@@ -170,7 +180,9 @@ def check_answer(base: str, body: bytes, messages: list) -> None:
         raise SystemExit("the API's compiled messages differ from the library's")
 
 
-def run_locust(base: str, workdir: Path, body: bytes, users: int, seconds: int) -> dict:
+def run_locust(
+    base: str, workdir: Path, body: bytes, users: int, seconds: int, floor: bool = False
+) -> dict:
     locust = shutil.which("locust") or str(Path(sys.executable).with_name("locust"))
     (workdir / "locustfile.py").write_text(LOCUSTFILE)
     (workdir / "body.json").write_bytes(body)
@@ -178,6 +190,7 @@ def run_locust(base: str, workdir: Path, body: bytes, users: int, seconds: int) 
         **os.environ,
         "LOAD_BODY": str(workdir / "body.json"),
         "LOAD_OUT": str(workdir / "out.json"),
+        "LOAD_FLOOR": "1" if floor else "0",
     }
     started = time.monotonic()
     subprocess.run(
@@ -192,13 +205,15 @@ def run_locust(base: str, workdir: Path, body: bytes, users: int, seconds: int) 
     return result
 
 
-def server_times(log: Path) -> list[float]:
-    """Milliseconds gunicorn spent on each compile request (its access log's %(D)s).
+def log_lines(log: Path) -> list[list[str]]:
+    return [line.split() for line in log.read_text().splitlines()] if log.exists() else []
 
-    The first compile is the correctness check, not load, and is left out.
-    """
-    lines = [line.split() for line in log.read_text().splitlines()]
-    return [int(us) / 1000 for path, _, us in lines if path == "/api/compile"][1:]
+
+def server_times(log: Path, path: str, since: int) -> list[float]:
+    """Milliseconds gunicorn spent on each request to ``path`` (its access log's %(D)s)
+    from line ``since`` on: the readiness checks and the correctness check come before
+    the load and are left out."""
+    return [int(us) / 1000 for where, _, us in log_lines(log)[since:] if where == path]
 
 
 def server_settings(workers: int) -> str:
@@ -222,7 +237,7 @@ def server_settings(workers: int) -> str:
     )
 
 
-def report(args, messages, body, library, load) -> str:
+def report(args, messages, body, library, load, floor=None) -> str:
     times, statuses = load["times"], {int(k): v for k, v in load["statuses"].items()}
     total = len(times)
     errors = total - statuses.get(200, 0)
@@ -237,7 +252,8 @@ def report(args, messages, body, library, load) -> str:
         f"transcript  {TRANSCRIPT.relative_to(ROOT)}: {len(messages)} messages, "
         f"{len(body):,} bytes as a request, schema {SCHEMA}",
         f"library     compile_messages in-process: p50 {lib50:.3f} ms, p99 {lib99:.3f} ms "
-        f"(N={len(library):,}, mean {statistics.fmean(library):.3f} ms)",
+        f"(N={len(library):,}, mean {statistics.fmean(library):.3f} ms; its incremental cache "
+        "on, as in the server: each call after the first resumes the fold it cached)",
         f"gunicorn    {server_settings(args.workers)}",
         f"api         {database}, rate limit "
         f"on (counted in {args.rate_cache}); locust FastHttpUser, {args.users} users, "
@@ -259,14 +275,35 @@ def report(args, messages, body, library, load) -> str:
             )
         ),
     ]
+    if floor is not None:
+        lines.append(floor_line(args, floor))
     return "\n".join(lines)
+
+
+def floor_line(args, floor: dict) -> str:
+    """What a request costs this stack with no compile: ``GET /api/health``'s server time."""
+    server, statuses = floor["server"], {int(k): v for k, v in floor["statuses"].items()}
+    return (
+        f"floor       GET /api/health, same server and users, {args.floor_seconds} s: "
+        f"{len(floor['times']) / args.floor_seconds:.1f}/s, gunicorn's own time p50 "
+        f"{percentile(server, 0.5):.3f} ms, p99 {percentile(server, 0.99):.3f} ms "
+        f"(N={len(server):,}), statuses {dict(sorted(statuses.items()))}"
+    )
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=int, default=60)
-    parser.add_argument("--users", type=int, default=1)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--users", type=int, help="concurrent clients (default: one per worker, all busy)"
+    )
+    parser.add_argument(
+        "--floor-seconds",
+        type=int,
+        default=15,
+        help="then load GET /api/health this long, for the stack's own cost (0: skip)",
+    )
     parser.add_argument("--library-runs", type=int, default=2000)
     parser.add_argument(
         "--rate-cache",
@@ -275,6 +312,7 @@ def main(argv=None) -> int:
         help="where the rate limit counts (default: memcached when installed)",
     )
     args = parser.parse_args(argv)
+    args.users = args.users or args.workers
     sys.path.insert(0, str(ROOT))
     messages = json.loads(TRANSCRIPT.read_text(encoding="utf-8"))
     body = json.dumps({"messages": messages, "entity_schema": SCHEMA}).encode()
@@ -291,15 +329,30 @@ def main(argv=None) -> int:
             base = f"http://127.0.0.1:{port}"
             wait_until_up(base, server)
             check_answer(base, body, messages)
-            load = run_locust(base, workdir, body, args.users, args.seconds)
+            load, floor = drive(base, workdir, body, args)
         finally:
             for process in (server, cache):
                 if process is not None:
                     os.killpg(process.pid, signal.SIGTERM)
                     process.wait(timeout=30)
-        load["server"] = server_times(workdir / "access.log")
-    print(report(args, messages, body, library, load))
+    print(report(args, messages, body, library, load, floor))
     return 0
+
+
+def drive(base: str, workdir: Path, body: bytes, args) -> tuple[dict, dict | None]:
+    """The compile load, then (``--floor-seconds``) the same load on ``GET /api/health``:
+    gunicorn, Django's middleware and a database check with no compile, no JSON body
+    and no rate limit, so its server time is what any request costs this stack."""
+    log = workdir / "access.log"
+    since = len(log_lines(log))
+    load = run_locust(base, workdir, body, args.users, args.seconds)
+    load["server"] = server_times(log, "/api/compile", since)
+    if not args.floor_seconds:
+        return load, None
+    since = len(log_lines(log))
+    floor = run_locust(base, workdir, body, args.users, args.floor_seconds, floor=True)
+    floor["server"] = server_times(log, "/api/health", since)
+    return load, floor
 
 
 if __name__ == "__main__":
