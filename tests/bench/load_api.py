@@ -141,13 +141,17 @@ def site_env(workdir: Path, memcached: str | None) -> dict[str, str]:
     return env
 
 
-def start_gunicorn(env: dict, port: int, workers: int, log: Path) -> subprocess.Popen:
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
-        cwd=ROOT, env=env, check=True,
-    )  # fmt: skip
+def start_gunicorn(
+    env: dict, port: int, workers: int, log: Path, app: str = "playground.wsgi"
+) -> subprocess.Popen:
+    if app == "playground.wsgi":
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
+            cwd=ROOT, env=env, check=True,
+        )  # fmt: skip
     return subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "playground.wsgi", "-c", f"python:{CONF}",
+        [sys.executable, "-m", "gunicorn", app, "-c", f"python:{CONF}",
+         "--pythonpath", str(Path(__file__).resolve().parent),
          "--workers", str(workers),
          "--bind", f"127.0.0.1:{port}", "--log-level", "warning",
          "--access-logfile", str(log), "--access-logformat", "%(U)s %(s)s %(D)s",
@@ -288,14 +292,34 @@ def report(args, messages, body, library, load, floor=None) -> str:
     return "\n".join(lines)
 
 
+def bare_floor(workdir: Path, body: bytes, args) -> dict:
+    """The floor load once more on ``bare_wsgi`` under the same gunicorn settings."""
+    port, log = free_port(), workdir / "bare.log"
+    server = start_gunicorn(site_env(workdir, None), port, args.workers, log, app="bare_wsgi")
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_until_up(base, server)
+        since = len(log_lines(log))
+        bare = run_locust(base, workdir, body, args.users, args.floor_seconds, floor=True)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+    bare["server"] = server_times(log, "/api/health", since)
+    return bare
+
+
 def floor_line(args, floor: dict) -> str:
     """What a request costs this stack with no compile: ``GET /api/health``'s server time."""
     server, statuses = floor["server"], {int(k): v for k, v in floor["statuses"].items()}
+    bare = floor["bare"]
     return (
         f"floor       GET /api/health, same server and users, {args.floor_seconds} s: "
         f"{len(floor['times']) / args.floor_seconds:.1f}/s, gunicorn's own time p50 "
         f"{percentile(server, 0.5):.3f} ms, p99 {percentile(server, 0.99):.3f} ms "
-        f"(N={len(server):,}), statuses {dict(sorted(statuses.items()))}"
+        f"(N={len(server):,}), statuses {dict(sorted(statuses.items()))}\n"
+        f"            the same load on a WSGI app that only answers {{}} (bare_wsgi.py), same "
+        f"gunicorn settings: {len(bare['times']) / args.floor_seconds:.1f}/s, gunicorn's own "
+        f"time p50 {percentile(bare['server'], 0.5):.3f} ms (N={len(bare['server']):,})"
     )
 
 
@@ -343,6 +367,8 @@ def main(argv=None) -> int:
                 if process is not None:
                     os.killpg(process.pid, signal.SIGTERM)
                     process.wait(timeout=30)
+        if floor is not None:
+            floor["bare"] = bare_floor(workdir, body, args)
     # A worker sleeps between requests while its client reads the answer and sends the
     # next; this machine runs the same code slower just after such a sleep.
     idle = max(0.0, percentile(load["times"], 0.5) - percentile(load["server"], 0.5))
