@@ -73,7 +73,8 @@ def spend(request) -> None:
     django-ratelimit's window named ``w`` holds every request made in a second up to
     and including second ``w``, so the wait until a new window is its ``time_left``
     plus one: a client that waits ``retry_after`` is in a new window. A cache that
-    cannot be reached is a 503 with the reason, not a compile that goes uncounted.
+    cannot be reached, or that loses the count, is a 503 with the reason: neither a
+    compile that goes uncounted nor a 429 for a client that was not over its budget.
     """
     limit = settings.CONTEXTGC_RATE_LIMIT
     try:
@@ -82,6 +83,15 @@ def spend(request) -> None:
         raise RequestError(
             503, "rate_limit_unavailable", f"the rate-limit cache cannot be reached ({exc})"
         ) from None
+    if usage is None:  # RATELIMIT_ENABLE is off: the operator switched counting off
+        return
+    if usage["limit"] == 0:  # django-ratelimit's answer when it got no count back
+        raise RequestError(
+            503,
+            "rate_limit_unavailable",
+            "the rate-limit cache lost this client's count (the entry was evicted or "
+            "expired while it was being counted); try again",
+        )
     if usage["should_limit"]:
         raise RateLimited(limit=limit, retry_after=usage["time_left"] + 1)
 

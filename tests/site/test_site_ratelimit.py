@@ -158,6 +158,27 @@ def test_an_unreachable_rate_limit_cache_is_a_503_with_the_reason(client, settin
     assert "cannot be reached" in response.json()["message"]
 
 
+@pytest.mark.django_db
+def test_a_count_the_cache_lost_is_a_503_not_a_429(client, monkeypatch):
+    # django-ratelimit's add said the window was open, then incr found no entry (an
+    # eviction or expiry in between): it has no count, and the request was not over
+    # the limit, so the answer must not be "too many requests, retry after 0 s"
+    monkeypatch.setattr(CounterCache, "add", lambda self, *args, **kwargs: False)
+    response = post_compile(client)
+    assert response.status_code == 503
+    assert "Retry-After" not in response
+    assert response.json()["error"] == "rate_limit_unavailable"
+    assert "lost" in response.json()["message"]
+
+
+@pytest.mark.django_db
+def test_with_the_library_switched_off_nothing_is_counted(client, settings):
+    settings.RATELIMIT_ENABLE = False
+    settings.CONTEXTGC_RATE_LIMIT = 1
+    statuses = [post_compile(client).status_code for _ in range(3)]
+    assert statuses == [200, 200, 200] and not RateCounter.objects.exists()
+
+
 # --- the limit over requests -----------------------------------------------------------
 
 
