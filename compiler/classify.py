@@ -184,11 +184,17 @@ def _answers_a_command(previous: Message | None) -> bool:
 
 
 def _is_json(text: str) -> bool:
+    """Whether ``text`` parses as JSON; nesting too deep for the parser counts as not.
+
+    Example:
+        >>> _is_json('{"a": [1]}'), _is_json("[" * 5000 + "]" * 5000), _is_json("[" * 5000)
+        (True, False, False)
+    """
     if not may_be_json(text):
         return False
     try:
         json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return True
 

@@ -538,3 +538,13 @@ def test_it_reads_any_list_without_raising_and_accounts_for_every_item(items):
     skipped = sum("not a message object" in w.message for w in parsed.warnings)
     assert len(parsed.messages) + skipped == len(items)
     assert read_message_list(items) == parsed
+
+
+def test_brackets_nested_deeper_than_the_json_parser_goes_are_speech_not_a_crash():
+    from compiler import compile_messages, compile_transcript
+
+    out, _, warnings = compile_transcript("user: " + "[" * 5000 + "\nassistant: ok")
+    assert [m["role"] for m in out] == ["user", "assistant"] and warnings == []
+    deep = "[" * 5000 + "]" * 5000
+    out, tel = compile_messages([{"role": "user", "content": deep}, {"role": "assistant"}])
+    assert out[0]["content"] == deep and tel["tool_payloads_compacted"] == 0
