@@ -124,7 +124,8 @@ class Progress:
         compacting = options.mode == "compact"
         clean = tuple(self.clean)
         reg = self.fold.result()
-        retired = retire(reg, tuple(self.kinds)) if compacting else ()
+        calling = frozenset(i for i, message in enumerate(clean) if message.tool_calls)
+        retired = retire(reg, tuple(self.kinds), calling) if compacting else ()
         gone = frozenset(r.turn for r in retired)
         compacted = self._compacted(gone) if compacting else {}
         hit = recall(options.recall_query, clean, tuple(sorted(gone)))

@@ -4,7 +4,8 @@ A turn is retired when every fact it carries has been superseded (or
 revoked) and it is not a support of any live fact. The last two turns are
 never retired: they are the exchange the model is about to continue. Turns
 that take part in a tool call (the call and its result) stay, so a
-``tool_call_id`` never loses its partner.
+``tool_call_id`` never loses its partner: that includes an assistant turn that
+says something and calls a tool in the same message.
 """
 
 from __future__ import annotations
@@ -38,8 +39,11 @@ class Violation:
     supports: tuple[int, ...]
 
 
-def retire(register: Register, kinds: tuple[Kind, ...]) -> tuple[Retired, ...]:
-    """Turns whose every fact is dead and which support nothing live.
+def retire(
+    register: Register, kinds: tuple[Kind, ...], calling: frozenset[int] = frozenset()
+) -> tuple[Retired, ...]:
+    """Turns whose every fact is dead and which support nothing live; ``calling``
+    holds the turns that carry tool calls, whatever else they say.
 
     Example:
         >>> from compiler.extract import Observation
@@ -47,6 +51,8 @@ def retire(register: Register, kinds: tuple[Kind, ...]) -> tuple[Retired, ...]:
         >>> reg = register((Observation("f", "a.py", 0), Observation("f", "b.py", 2)))
         >>> retire(reg, (Kind.SPEECH,) * 5)
         (Retired(turn=0, superseded=(('f', 2),)),)
+        >>> retire(reg, (Kind.SPEECH,) * 5, calling=frozenset({0}))
+        ()
     """
     carried: dict[int, list[Entry]] = {}
     for entry in register.history:
@@ -57,6 +63,8 @@ def retire(register: Register, kinds: tuple[Kind, ...]) -> tuple[Retired, ...]:
     for turn in sorted(carried):
         entries = carried[turn]
         if turn >= last_kept or kinds[turn] in (Kind.TOOL_CALL, Kind.MACHINE):
+            continue
+        if turn in calling:
             continue
         if any(entry.live for entry in entries):
             continue

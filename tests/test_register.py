@@ -80,3 +80,28 @@ def test_the_caps_apply_to_what_the_model_receives():
     assert "note" in telemetry["active_state_slots"]
     assert "x" * MAX_VALUE_CHARS not in header
     assert all(len(v) <= MAX_VALUE_CHARS for v in telemetry["active_state_slots"].values())
+
+
+def test_a_turn_that_speaks_and_calls_a_tool_is_never_retired():
+    # its text names a file a later turn replaces, but its tool call has a result
+    # after it: retiring it would leave that result answering no call
+    messages = [
+        {"role": "user", "content": "fix the bug"},
+        {
+            "role": "assistant",
+            "content": "Now editing `a.py`.",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "run", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "a.py"},
+        {"role": "assistant", "content": "Now editing `b.py`."},
+        {"role": "user", "content": "ok"},
+        {"role": "assistant", "content": "done"},
+    ]
+    out, tel = compile_messages(messages, schema=load_schema("coding"))
+    assert tel["retired_turn_indices"] == []
+    assert tel["active_state_slots"]["current_file"] == "b.py"
+    call_ids = {c["id"] for m in out for c in m.get("tool_calls") or ()}
+    assert [m["tool_call_id"] for m in out if m["role"] == "tool"] == ["c1"]
+    assert call_ids == {"c1"}
