@@ -39,7 +39,15 @@ class StateDAG:
         return self._schema
 
     def register_entity_schema(self, slot: str, patterns: list[str]) -> None:
-        """Add patterns for ``slot`` (creating it if new)."""
+        """Add patterns for ``slot`` (creating it if new); every other part of the
+        schema (the other slots, tool-call mappings, immutable slots) stays as it was.
+
+        Example:
+            >>> dag = StateDAG({"slots": {"a": [r"a is (\\w+)"]}, "immutable": ["a"]})
+            >>> dag.register_entity_schema("b", [r"b is (\\w+)"])
+            >>> dag.schema.slot_names, sorted(dag.schema.immutable)
+            (('a', 'b'), ['a'])
+        """
         compiled = tuple(compile_pattern(slot, p) for p in patterns)
         slots = list(self._schema.slots)
         old = self._schema.slot(slot)
@@ -47,11 +55,15 @@ class StateDAG:
             slots[slots.index(old)] = Slot(slot, old.patterns + compiled, old.contract, old.actions)
         else:
             slots.append(Slot(slot, compiled))
+        schema = self._schema
         data = {
-            s.name: {"patterns": [p.pattern for p in s.patterns], "contract": s.contract}
-            for s in slots
+            "name": schema.name,
+            "slots": {s.name: _slot_data(s) for s in slots},
+            "immutable": sorted(schema.immutable),
+            "_comment": schema.comment,
+            "_measurement": schema.measurement,
         }
-        self._schema = load_schema({"name": self._schema.name, "slots": data})
+        self._schema = load_schema(data)
 
     def observe(self, turn: int, text: str) -> list[Observation]:
         """Read one turn of speech and fold what it says into the register."""
@@ -73,3 +85,14 @@ class StateDAG:
 
     def get_retirement_violations(self, proposed) -> list[Violation]:
         return retirement_violations(self.state(), proposed)
+
+
+def _slot_data(slot: Slot) -> dict:
+    """A slot as the schema mapping ``load_schema`` reads."""
+    return {
+        "patterns": [p.pattern for p in slot.patterns],
+        "contract": slot.contract,
+        "actions": [
+            {"tool": a.tool, "argument": a.argument, "commits": a.commits} for a in slot.actions
+        ],
+    }

@@ -524,3 +524,30 @@ def test_a_slot_without_labels_says_why_it_is_unmeasured(name):
     for slot, block in schema.measurement["precision"].items():
         if isinstance(block, str):
             assert block.startswith("unmeasured: ") and len(block) > len("unmeasured: no"), slot
+
+
+def test_adding_a_slot_to_a_state_dag_keeps_the_schemas_tool_call_mappings():
+    from compiler import StateDAG, compile_messages
+
+    call = {"name": "open", "arguments": '{"path": "src/fields.py"}'}
+    messages = [
+        {"role": "user", "content": "fix it"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": call}],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "c1",
+            "content": "[File: src/fields.py (1 lines total)]\n1:x",
+        },
+        {"role": "assistant", "content": "Looking."},
+        {"role": "user", "content": "ok"},
+    ]
+    dag = StateDAG("coding")
+    before = compile_messages(messages, schema=dag)[1]["active_state_slots"]
+    dag.register_entity_schema("ticket_id", [r"ticket (T-\d+)"])
+    after = compile_messages(messages, schema=dag)[1]["active_state_slots"]
+    assert before == after == {"current_file": "src/fields.py"}
+    assert "ticket_id" in dag.schema.slot_names
