@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from compiler.classify import Kind
 from compiler.compact import Compacted
 from compiler.declare import POLICIES, Declared
 from compiler.emit import MODES, Emitted, Recall
-from compiler.errors import OptionError
+from compiler.errors import OptionError, SchemaError
 from compiler.formats import formats
 from compiler.incremental import HISTORIES
 from compiler.items import read_message_list
@@ -65,12 +66,18 @@ class Options:
         _choice("mode", raw["mode"], MODES)
         _choice("declaration_policy", raw["declaration_policy"], POLICIES)
         _choice("value_policy", raw["value_policy"], POLICIES)
+        query = raw["recall_query"]
+        if query is not None and not isinstance(query, str):
+            raise OptionError(f"recall_query must be a string, got {type(query).__name__}")
+        teach = raw["teach_protocol"]
+        if not isinstance(teach, bool | int) or teach not in (0, 1):
+            raise OptionError(f"teach_protocol must be true or false, got {teach!r}")
         return cls(
             **{
                 **raw,
                 "schema": _schema(raw["schema"]),
                 "invariants": _invariants(raw["invariants"]),
-                "teach_protocol": bool(raw["teach_protocol"]),
+                "teach_protocol": bool(teach),
             }
         )
 
@@ -200,19 +207,32 @@ def _schema(schema: Any) -> Schema | None:
         return None
     if hasattr(schema, "schema") and isinstance(schema.schema, Schema):
         return schema.schema
+    if not isinstance(schema, str | Path | dict | Schema):
+        raise SchemaError(
+            "a schema is a shipped name, a path, a mapping, a Schema or a StateDAG; "
+            f"got {type(schema).__name__}"
+        )
     return load_schema(schema)
 
 
 def _invariants(invariants) -> tuple[str, ...]:
+    """The caller's rules, whitespace collapsed, each once, in order.
+
+    Example:
+        >>> _invariants(["Never  refund", "never refund", "Never refund", ""])
+        ('Never refund', 'never refund')
+    """
     if isinstance(invariants, str):
         invariants = (invariants,)
-    seen: list[str] = []
+    if invariants is not None and not isinstance(invariants, list | tuple):
+        raise OptionError(f"invariants must be a list of strings, got {type(invariants).__name__}")
+    seen: dict[str, None] = {}
     for rule in invariants or ():
         if not isinstance(rule, str):
             raise OptionError(f"an invariant must be a string, got {type(rule).__name__}")
         text = " ".join(rule.split())
-        if text and text not in seen:
-            seen.append(text)
+        if text:
+            seen.setdefault(text)
     return tuple(seen)
 
 
