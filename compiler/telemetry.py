@@ -162,6 +162,10 @@ def _payload(index, compacted) -> dict:
     }
 
 
+# the specification's wording for a declaration that outranked the text
+_WINNER = {"declared": "the declaration"}
+
+
 def _conflict(conflict) -> dict:
     """Both values with their turns; named declared/inferred where they are those."""
     kept, refused = conflict.kept.provenance.value, conflict.refused_provenance.value
@@ -173,7 +177,7 @@ def _conflict(conflict) -> dict:
         "refused": conflict.refused_value,
         "refused_turn": conflict.refused_turn,
         "refused_provenance": refused,
-        "note": f"the {kept} value won; verify it is still correct",
+        "note": f"{_WINNER.get(kept, f'the {kept} value')} won; verify it is still correct",
     }
     if kept != refused:
         out[kept] = conflict.kept.value

@@ -83,6 +83,7 @@ def test_an_inferred_value_never_overwrites_a_declared_one_and_the_conflict_is_r
     conflict = tel["conflicts"][0]
     assert (conflict["declared"], conflict["declared_turn"]) == ("business", 0)
     assert (conflict["inferred"], conflict["inferred_turn"]) == ("economy", 1)
+    assert conflict["note"] == "the declaration won; verify it is still correct"  # the spec's
 
 
 def test_a_pin_is_lifted_only_by_a_re_pin():
