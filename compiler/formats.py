@@ -134,6 +134,9 @@ def _read_any(text: str) -> tuple[list[_Entry], int, int]:
     """The transcripts in ``text``, and where to point if none holds a turn."""
     start = _JSON_SPACE.match(text).end()
     if text[start : start + 1] not in ("[", "{"):
+        lines = text.split("\n")
+        if _looks_jsonl(lines):  # JSONL after a line that is not an object
+            return _jsonl_entries(lines), 1, 1
         return _text_entries(text), 1, 1
     value, error = _decode(text, start)
     if error is None:
@@ -347,17 +350,30 @@ def _embed(parsed: Parsed, line: int, key: str) -> Parsed:
 
 
 def _looks_jsonl(lines: list[str]) -> bool:
-    """Two or more non-blank lines, each opening an object, one a whole object.
+    """Two or more non-blank lines, each opening an object, one a whole object; or,
+    when some lines do not open one (a comment, a stray line), at least two whole
+    objects and more lines opening an object than not. The other lines are skipped
+    with a warning each.
 
     Pretty-printed JSON fails this: its inner lines open with ``"`` or ``}``.
+
+    Example:
+        >>> _looks_jsonl(['# export', '{"role": "user", "content": "a"}', '{"role": "user"}'])
+        True
+        >>> _looks_jsonl(['user: hi', '{"a": 1}', 'assistant: ok'])
+        False
     """
     filled = [line for line in lines if line.strip()]
-    if len(filled) < 2 or not all(line.lstrip().startswith("{") for line in filled):
+    opening = [line for line in filled if line.lstrip().startswith("{")]
+    if len(opening) < 2 or len(opening) * 2 <= len(filled):
         return False
-    for line in filled:
+    needed = 1 if len(opening) == len(filled) else 2
+    for line in opening:
         value, error = _decode(line, _JSON_SPACE.match(line).end())
         if error is None and isinstance(value, dict):
-            return True
+            needed -= 1
+            if not needed:
+                return True
     return False
 
 

@@ -548,3 +548,22 @@ def test_brackets_nested_deeper_than_the_json_parser_goes_are_speech_not_a_crash
     deep = "[" * 5000 + "]" * 5000
     out, tel = compile_messages([{"role": "user", "content": deep}, {"role": "assistant"}])
     assert out[0]["content"] == deep and tel["tool_payloads_compacted"] == 0
+
+
+def test_jsonl_with_a_line_that_is_not_an_object_skips_that_line_with_its_number():
+    text = (
+        "# export v1\n"
+        '{"role": "user", "content": "hi"}\n'
+        "not json either\n"
+        '{"role": "assistant", "content": "ok"}\n'
+        '{"role": "user", "content": "bye"}\n'
+    )
+    parsed = formats(text)
+    assert [m.role for m in parsed.messages] == ["user", "assistant", "user"]
+    assert [w.line for w in parsed.warnings] == [1, 3]
+    assert all("line skipped" in w.message for w in parsed.warnings)
+
+
+def test_a_text_transcript_with_a_json_line_stays_a_text_transcript():
+    parsed = formats('user: look\n{"a": 1}\nassistant: ok')
+    assert [m.role for m in parsed.messages] == ["user", "assistant"]
