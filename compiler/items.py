@@ -15,7 +15,14 @@ from enum import StrEnum
 from typing import Any
 
 from compiler.frozen import build
-from compiler.messages import Message, ParseWarning, ToolCall, message_from_dict, plain_message
+from compiler.messages import (
+    API_ROLES,
+    Message,
+    ParseWarning,
+    ToolCall,
+    message_from_dict,
+    plain_message,
+)
 
 
 class Format(StrEnum):
@@ -79,8 +86,9 @@ def read_message_list(items: list, *, base_line: int = 1, start: int = 0) -> Par
         ...     {"role": "function", "name": "f", "content": "42"}])
         >>> [(m.role, m.name, m.line) for m in parsed.messages]
         [('user', None, 1), ('tool', 'f', 3)]
-        >>> [str(w) for w in parsed.warnings]
-        ['line 2: messages[1] is a number, not a message object; skipped']
+        >>> [str(w) for w in parsed.warnings]  # doctest: +NORMALIZE_WHITESPACE
+        ["line 1: messages[0]: role 'human' is written out as 'user'",
+         'line 2: messages[1] is a number, not a message object; skipped']
     """
     if isinstance(items, dict):
         items = [items]
@@ -128,9 +136,9 @@ def _plain_item(item: Any, line: int) -> Message | None:
     if type(item) is not dict or not _PLAIN_KEYS.issuperset(item):
         return None
     raw, content = item.get("role"), item.get("content")
-    role = ROLE_NAMES.get(raw) if type(raw) is str else None
+    role = API_ROLES.get(raw) if type(raw) is str else None
     if role is None or not (content is None or type(content) is str):
-        return None
+        return None  # another spelling of a role is read, and noted, by _read_item
     name, call_id = item.get("name"), item.get("tool_call_id")
     name = name if isinstance(name, str) else None
     call_id = call_id if isinstance(call_id, str) else None
@@ -146,6 +154,8 @@ def _read_item(item: Any, line: int, index: int, where) -> tuple[Message | None,
     notes: list[str] = []
     if role is None:
         role, notes = _role_of(raw, where(index))
+    elif API_ROLES.get(raw) != role:  # "human", "bot": written out as the API spells it
+        notes = [f"{where(index)}: role {raw!r} is written out as {role!r}"]
     try:
         return _linked(message_from_dict(item, role=role, line=line), item), notes
     except (TypeError, ValueError, RecursionError):
@@ -166,7 +176,7 @@ def _role_of(raw: Any, where: str) -> tuple[str, list[str]]:
     role = ROLE_NAMES.get(raw.strip().lower())
     if role is None:
         return "user", [f"{where}: unknown role {raw[:40]!r} read as user"]
-    return role, []
+    return role, [f"{where}: role {raw[:40]!r} is written out as {role!r}"]
 
 
 def _linked(message: Message, item: dict) -> Message:

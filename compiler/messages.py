@@ -152,8 +152,9 @@ def _flatten_content(content: Any) -> str:
 
 
 # Roles the chat-completions API itself accepts, and what each is read as: a
-# dict that said "developer" or "function" goes back out saying so.
-_API_ROLES = {
+# dict that said "developer" or "function" goes back out saying so; any other
+# spelling goes out as the role it was read as.
+API_ROLES = {
     "system": "system",
     "developer": "system",
     "user": "user",
@@ -183,7 +184,7 @@ def message_to_dict(message: Message) -> dict:
     if message.source:
         out = dict(message.source)
         role = out.get("role")
-        if not isinstance(role, str) or _API_ROLES.get(role) != message.role:
+        if not isinstance(role, str) or API_ROLES.get(role) != message.role:
             out["role"] = message.role
         touched = "content" in out or message.content is not None
         if touched and not _same_content(out.get("content"), message.content):

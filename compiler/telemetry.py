@@ -224,11 +224,16 @@ def _declarations(result, counter) -> dict:
 
 
 def _prefix(original: tuple[Message, ...], emitted: tuple[Message, ...], output: list[dict]) -> int:
-    """Leading output messages equal to the input's, by diffing the dicts. An output
-    message that is the input message itself was written from it: no diff needed."""
+    """Leading output messages equal to what the caller gave, by diffing the dicts: a
+    message read from a dict against that dict, so a role written out in another
+    spelling ("USER" as "user") ends the prefix. Only a message read from text, and
+    emitted as it was read, needs no diff: there is no dict of the caller's to differ."""
     count = 0
     for before, message, after in zip(original, emitted, output, strict=False):
-        if message is not before and message_to_dict(before) != after:
+        given = dict(before.source) if before.source else None
+        if given is not None and given != after:
+            break
+        if given is None and message is not before and message_to_dict(before) != after:
             break
         count += 1
     return count

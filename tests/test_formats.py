@@ -339,6 +339,7 @@ def test_it_reads_jsonl_messages_and_skips_bad_lines_by_number():
     assert [(m.role, m.line) for m in parsed.messages] == [("user", 1), ("assistant", 4)]
     assert notes(parsed) == [
         "line 2: not valid JSON (Expecting value, column 10); line skipped",
+        "line 4: this line: role 'ai' is written out as 'assistant'",
     ]
     assert parsed.format == "jsonl"
 

@@ -1,0 +1,30 @@
+"""cache_friendly's promise measured against what the caller sent, not what was read."""
+
+import json
+
+from compiler import compile_messages
+
+
+def test_a_role_written_out_in_another_spelling_ends_the_preserved_prefix_and_is_warned():
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "USER", "content": "hi"},
+        {"role": "assistant", "content": "hello"},
+    ]
+    out, tel = compile_messages(messages, mode="cache_friendly", invariants=["no refunds"])
+    assert out[1]["role"] == "user"  # the API's spelling goes out
+    assert tel["kv_cache_prefix_messages_preserved"] == 1
+    assert tel["kv_cache_prefix_intact"] is False
+    assert tel["parse_warnings"] == ["line 2: messages[1]: role 'USER' is written out as 'user'"]
+
+
+def test_messages_sent_as_the_api_spells_them_come_back_byte_identical():
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": [{"type": "text", "text": "hi"}], "name": "ann"},
+        {"role": "assistant", "content": "hello", "extra": 1},
+    ]
+    out, tel = compile_messages(messages, mode="cache_friendly", invariants=["no refunds"])
+    assert json.dumps(out[:3]) == json.dumps(messages)
+    assert tel["kv_cache_prefix_messages_preserved"] == 3 and tel["kv_cache_prefix_intact"]
+    assert tel["parse_warnings"] == []
