@@ -174,6 +174,32 @@ def _same_content(original: Any, content: str | None) -> bool:
         return False
 
 
+def _with_other_parts(original: Any, text: str | None) -> Any:
+    """New text for multi-part content: the parts that are not text (an image, a file)
+    keep their places, the text parts become one part carrying ``text``.
+
+    Example:
+        >>> image = {"type": "image_url", "image_url": {"url": "u"}}
+        >>> _with_other_parts([{"type": "text", "text": "long"}, image], "short")
+        [{'type': 'text', 'text': 'short'}, {'type': 'image_url', 'image_url': {'url': 'u'}}]
+        >>> _with_other_parts([{"type": "text", "text": "long"}], "short")
+        'short'
+    """
+    if not isinstance(original, list) or text is None:
+        return text
+    out, placed = [], False
+    for part in original:
+        if isinstance(part, str) or (isinstance(part, dict) and isinstance(part.get("text"), str)):
+            if not placed:
+                out.append({"type": "text", "text": text})
+                placed = True
+        else:
+            out.append(part)
+    if len(out) == 1 and placed:
+        return text  # text only: a string says the same
+    return out if placed else [{"type": "text", "text": text}, *out]
+
+
 def message_to_dict(message: Message) -> dict:
     """The message as a dict; one read from a dict keeps its keys and order.
 
@@ -188,7 +214,7 @@ def message_to_dict(message: Message) -> dict:
             out["role"] = message.role
         touched = "content" in out or message.content is not None
         if touched and not _same_content(out.get("content"), message.content):
-            out["content"] = message.content
+            out["content"] = _with_other_parts(out.get("content"), message.content)
         return out
     out: dict[str, Any] = {"role": message.role, "content": message.content}
     if message.name is not None:

@@ -323,3 +323,24 @@ def test_an_image_part_in_a_user_turn_reaches_the_server(server):
     messages = [*history(), {"role": "user", "content": parts}]
     sync_client(server).chat.completions.create(model="m", messages=messages)
     assert server.received[0][-1]["content"] == parts
+
+
+def test_a_compacted_multi_part_message_keeps_its_image_part():
+    trace = "Traceback (most recent call last):\n" + "".join(
+        f'  File "/app/m{i}.py", line {i}, in f\n    g{i}()\n' for i in range(30)
+    )
+    trace += "ValueError: boom\n"
+    image = {"type": "image_url", "image_url": {"url": "https://example.test/shot.png"}}
+    messages = [
+        {"role": "user", "content": "It crashes."},
+        {"role": "assistant", "content": "Paste the error."},
+        {"role": "user", "content": [{"type": "text", "text": trace}, image]},
+        {"role": "assistant", "content": "Thanks."},
+        {"role": "user", "content": "ok"},
+        {"role": "assistant", "content": "fixed"},
+    ]
+    out, tel = compile_messages(messages)
+    assert tel["tool_payloads_compacted"] == 1
+    text, kept = out[2]["content"]
+    assert kept == image and "ValueError: boom" in text["text"]
+    assert len(text["text"]) < len(trace) and json.dumps(out).count("shot.png") == 1
