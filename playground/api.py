@@ -30,6 +30,7 @@ from playground.api_schemas import (
 from playground.examples import examples
 from playground.figures import schema_json
 from playground.jsonio import OrjsonParser, OrjsonRenderer, dumps
+from playground.views import without_body
 
 
 class Api(NinjaAPI):
@@ -38,7 +39,7 @@ class Api(NinjaAPI):
             request, data, status=status, temporal_response=temporal_response
         )
         response["Cache-Control"] = "no-store"
-        return response
+        return without_body(response) if request.method == "HEAD" else response
 
 
 api = Api(
@@ -49,7 +50,24 @@ api = Api(
     parser=OrjsonParser(),
     renderer=OrjsonRenderer(),
 )
-ERRORS = {code: ErrorOut for code in (400, 413, 422, 429)}
+BODY_ERRORS = {code: ErrorOut for code in (400, 411, 413, 422)}
+ERRORS = {**BODY_ERRORS, 429: ErrorOut}
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def get(path: str, **options):
+    """``api.get`` that answers HEAD as well: the same response, sent without its body.
+
+    HEAD is left out of the OpenAPI document, which would otherwise list every GET twice.
+    """
+
+    def register(view):
+        head = api.api_operation(
+            ["HEAD"], path, response=options["response"], include_in_schema=False
+        )
+        return api.get(path, **options)(head(view))
+
+    return register
 
 
 @api.post(
@@ -70,12 +88,12 @@ def compile_(request, payload: CompileIn):
     return response
 
 
-@api.get("/schemas", response=SchemasOut, summary="Shipped schemas", operation_id="schemas")
+@get("/schemas", response=SchemasOut, summary="Shipped schemas", operation_id="schemas")
 def schemas(request):
     return {"schemas": [schema_json(name) for name in compiler.list_schemas()]}
 
 
-@api.get("/example", response=ExamplesOut, summary="Worked examples", operation_id="example")
+@get("/example", response=ExamplesOut, summary="Worked examples", operation_id="example")
 def example(request):
     found = examples()
     return {
@@ -90,7 +108,7 @@ def example(request):
 
 @api.post(
     "/protocol-instruction",
-    response={200: InstructionOut, 422: ErrorOut},
+    response={200: InstructionOut, **BODY_ERRORS},
     summary="The state-protocol instruction",
     operation_id="protocolInstruction",
 )
@@ -100,7 +118,7 @@ def protocol_instruction(request, payload: InstructionIn):
     return {"instruction": text, "slots": list(slots), "chars": len(text)}
 
 
-@api.get(
+@get(
     "/health",
     response={200: HealthOut, 503: HealthOut},
     summary="Liveness and database",
@@ -124,6 +142,8 @@ def _mapped(request, exc, api):
 
 
 def _invalid(request, exc: ValidationError, api):
+    if request.method == "POST" and (missing := errors.missing_body(request)):
+        return _mapped(request, missing, api)
     return api.create_response(request, errors.validation_body(exc.errors), status=422)
 
 
@@ -140,3 +160,28 @@ for kind in (service.RequestError, CompilerError, limits.RateLimited):
     api.add_exception_handler(kind, partial(_mapped, api=api))
 api.add_exception_handler(ValidationError, partial(_invalid, api=api))
 api.add_exception_handler(HttpError, partial(_http_error, api=api))
+
+
+def refuse_other_methods() -> None:
+    """A JSON 405 naming the allowed methods, in ``Allow`` too, on every path of the API.
+
+    ninja's own 405 is a plain-text page; this registers, for each path, one
+    undocumented operation that takes every method the path has no operation for.
+    """
+    for path, view in list(api.default_router.path_operations.items()):
+        allowed = sorted({method for operation in view.operations for method in operation.methods})
+        others = [method for method in METHODS if method not in allowed]
+        api.api_operation(others, path, include_in_schema=False)(_refusal(allowed))
+
+
+def _refusal(allowed: list[str]):
+    def not_allowed(request):
+        body = errors.not_allowed_body(request.method, request.path, allowed)
+        response = api.create_response(request, body, status=405)
+        response["Allow"] = ", ".join(allowed)
+        return response
+
+    return not_allowed
+
+
+refuse_other_methods()

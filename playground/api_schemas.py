@@ -39,9 +39,30 @@ def _objects_as_given(value, handler):
 Messages = Annotated[list[dict[str, Any]], WrapValidator(_objects_as_given)]
 
 
-class CompileIn(BaseModel):
+class CompileOptions(BaseModel):
+    """The compile options: ``/api/compile``'s, and the proxy's ``contextgc`` object.
+
+    Example:
+        >>> CompileOptions.model_validate({"teach_protocol": "false"}).teach_protocol
+        False
+    """
+
     # A plain pydantic model: ninja's Schema adds a root validator for ORM objects that
     # costs more than validating the whole body; a body is never an ORM object here.
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Mode = Field("compact", description="compact, or cache_friendly to keep the prefix.")
+    entity_schema: str | None = Field(
+        None, description="A shipped schema (see /api/schemas). Without one, no state is tracked."
+    )
+    invariants: list[str] = Field(default_factory=list, description="Rules restated once.")
+    recall_query: str | None = Field(None, description="Recall a retired turn by words.")
+    teach_protocol: bool = Field(False, description="Add the state-protocol instruction.")
+    declaration_policy: Policy = Field("flag", description="Off-schema declared keys.")
+    value_policy: Policy = Field("flag", description="Declared values of the wrong shape.")
+
+
+class History(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     transcript: str | None = Field(
@@ -54,15 +75,10 @@ class CompileIn(BaseModel):
     messages: Messages | None = Field(
         None, description="OpenAI-style messages (role, content, tool_calls, …)."
     )
-    mode: Mode = Field("compact", description="compact, or cache_friendly to keep the prefix.")
-    entity_schema: str | None = Field(
-        None, description="A shipped schema (see /api/schemas). Without one, no state is tracked."
-    )
-    invariants: list[str] = Field(default_factory=list, description="Rules restated once.")
-    recall_query: str | None = Field(None, description="Recall a retired turn by words.")
-    teach_protocol: bool = Field(False, description="Add the state-protocol instruction.")
-    declaration_policy: Policy = Field("flag", description="Off-schema declared keys.")
-    value_policy: Policy = Field("flag", description="Declared values of the wrong shape.")
+
+
+class CompileIn(CompileOptions, History):
+    """A history and the options to compile it with (pydantic lists History's fields first)."""
 
 
 class CompileOut(Schema):

@@ -13,12 +13,16 @@ Example:
     120
     >>> env_list("CONTEXTGC_ALLOWED_ORIGINS", environ=env)
     []
+    >>> env_url("CONTEXTGC_UPSTREAM_BASE", "https://api.openai.com/v1", environ=env)
+    'https://api.openai.com/v1'
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -64,7 +68,14 @@ def env_int(name: str, default: int, *, minimum: int = 0, environ=None) -> int:
 
 
 def env_float(name: str, default: float, *, minimum: float = 0.0, environ=None) -> float:
-    """A number no smaller than ``minimum``."""
+    """A finite number no smaller than ``minimum`` (``nan`` and ``inf`` are refused).
+
+    Example:
+        >>> env_float("TIMEOUT", 60.0, environ={"TIMEOUT": "inf"})
+        Traceback (most recent call last):
+        ...
+        django.core.exceptions.ImproperlyConfigured: TIMEOUT='inf' is not a finite number
+    """
     value = _raw(name, environ)
     if value is None:
         return default
@@ -72,6 +83,8 @@ def env_float(name: str, default: float, *, minimum: float = 0.0, environ=None) 
         number = float(value)
     except ValueError:
         raise ImproperlyConfigured(f"{name}={value!r} is not a number") from None
+    if not math.isfinite(number):
+        raise ImproperlyConfigured(f"{name}={value!r} is not a finite number")
     if number < minimum:
         raise ImproperlyConfigured(f"{name}={number} is below its minimum of {minimum}")
     return number
@@ -83,3 +96,27 @@ def env_list(name: str, default: tuple[str, ...] = (), *, environ=None) -> list[
     if value is None:
         return list(default)
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def env_url(name: str, default: str, *, environ=None) -> str:
+    """An ``http://`` or ``https://`` URL with a host.
+
+    Example:
+        >>> env_url("BASE", "https://api.openai.com/v1", environ={"BASE": "notaurl"})
+        Traceback (most recent call last):
+        ...
+        django.core.exceptions.ImproperlyConfigured: BASE='notaurl' is not an http(s) URL ...
+    """
+    value = _raw(name, environ)
+    if value is None:
+        return default
+    try:
+        parts = urlsplit(value)
+        usable = parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
+    except ValueError:  # a port that is not a number, a malformed IPv6 host
+        usable = False
+    if not usable:
+        raise ImproperlyConfigured(
+            f"{name}={value!r} is not an http(s) URL with a host (e.g. https://api.openai.com/v1)"
+        )
+    return value

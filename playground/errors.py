@@ -77,6 +77,47 @@ def _field_path(loc) -> tuple:
     return loc[2:] if len(loc) >= 2 and loc[0] == "body" else loc
 
 
+def missing_body(request) -> RequestError | None:
+    """Why a POST has no body to read: 411 when it came chunked, else 400; None if it has one.
+
+    A WSGI server passes a chunked body (``Transfer-Encoding: chunked``, no
+    ``Content-Length``) on without a length, so Django reads it as empty: the
+    client is asked for a length instead of being told its body is missing.
+    """
+    if request.body:
+        return None
+    if "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
+        return RequestError(
+            411,
+            "length_required",
+            "Content-Length required: send the body with a Content-Length header, "
+            "not with Transfer-Encoding: chunked",
+        )
+    return RequestError(400, "empty_body", "the request body is empty: send a JSON object")
+
+
+def not_allowed_body(method: str, path: str, allowed) -> dict:
+    """A 405's body; the response also carries ``Allow``.
+
+    Example:
+        >>> not_allowed_body("GET", "/api/compile", ["POST"])["message"]
+        'GET is not allowed on /api/compile; use POST'
+    """
+    allowed = sorted(allowed)
+    message = f"{method} is not allowed on {path}; use {', '.join(allowed)}"
+    return body("method_not_allowed", message, allowed=allowed)
+
+
+def not_found_body(path: str) -> dict:
+    """A 404's body for a path under ``/api/`` or ``/v1/`` that names no endpoint.
+
+    Example:
+        >>> not_found_body("/api/nope")["message"]
+        'nothing is at /api/nope; the endpoints are listed at /api/docs'
+    """
+    return body("not_found", f"nothing is at {path}; the endpoints are listed at /api/docs")
+
+
 def rate_limited_body(exc: RateLimited) -> dict:
     return body(
         "rate_limited",

@@ -19,6 +19,7 @@ from pymemcache.exceptions import MemcacheError
 from playground.service import RequestError
 
 GROUP = "contextgc.compile"
+UNKNOWN = "unknown"  # the budget shared by clients without a usable address
 
 
 class RateLimited(Exception):
@@ -34,15 +35,45 @@ def client_ip(request) -> str:
 
     With ``CONTEXTGC_PROXY_HOPS = n``, each of the n proxies appended the address
     it saw, so the client is the n-th entry from the right; entries further left
-    are whatever the client sent and are not trusted.
+    are whatever the client sent and are not trusted. An entry that is no address
+    (``unknown``, a host name) falls back to REMOTE_ADDR; a port or brackets
+    around an address are dropped.
     """
     hops = settings.CONTEXTGC_PROXY_HOPS
     if hops:
         forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
         chain = [part.strip() for part in forwarded.split(",") if part.strip()]
-        if len(chain) >= hops:
-            return chain[-hops]
-    return request.META["REMOTE_ADDR"]
+        if len(chain) >= hops and (address := bare_address(chain[-hops])):
+            return address
+    return request.META.get("REMOTE_ADDR") or ""
+
+
+def bare_address(text: str) -> str | None:
+    """The IP address in ``text`` without a port or brackets; None when there is none.
+
+    Example:
+        >>> bare_address("203.0.113.9:4711"), bare_address("[2001:db8::1]:443")
+        ('203.0.113.9', '2001:db8::1')
+        >>> bare_address("2001:db8::1"), bare_address("unknown"), bare_address("")
+        ('2001:db8::1', None, None)
+    """
+    text = text.strip()
+    if text.startswith("["):  # [v6] or [v6]:port
+        text, closed, rest = text[1:].partition("]")
+        if not closed or (rest and not (rest.startswith(":") and _is_port(rest[1:]))):
+            return None
+    elif text.count(":") == 1:  # v4:port; a v6 address has two colons or more
+        text, _, port = text.partition(":")
+        if not _is_port(port):
+            return None
+    try:
+        return str(ipaddress.ip_address(text))
+    except ValueError:
+        return None
+
+
+def _is_port(text: str) -> bool:
+    return text.isascii() and text.isdigit() and int(text) <= 65535
 
 
 @lru_cache(maxsize=4096)  # clients come back: parse each address once, not on every request
@@ -53,13 +84,21 @@ def budget_owner(address: str) -> str:
     give it billions of budgets. An IPv4 client seen through a dual-stack socket
     (``::ffff:a.b.c.d``) is counted as its IPv4 address, not as the network ``::``.
 
+    A client without a usable address (gunicorn on a unix socket leaves REMOTE_ADDR
+    empty) spends the one shared budget ``UNKNOWN``: it is limited, never refused.
+
     Example:
         >>> budget_owner("203.0.113.7"), budget_owner("2001:db8:1:2:aa::5")
         ('203.0.113.7', '2001:db8:1:2::')
         >>> budget_owner("::ffff:203.0.113.7")
         '203.0.113.7'
+        >>> budget_owner(""), budget_owner("garbage")
+        ('unknown', 'unknown')
     """
-    ip = ipaddress.ip_address(address)
+    found = bare_address(address)
+    if found is None:
+        return UNKNOWN
+    ip = ipaddress.ip_address(found)
     if ip.version == 4:
         return str(ip)
     if ip.ipv4_mapped:

@@ -15,10 +15,11 @@ import json
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_POST
+from pydantic import ValidationError
 
 from compiler import CompilerError
 from playground import errors, limits, service
+from playground.api_schemas import CompileOptions
 from playground.limits import RateLimited
 from playground.service import RequestError
 from playground.upstream import Upstream, UpstreamError
@@ -49,26 +50,65 @@ def openai_errors(view):
     return wrapped
 
 
+def post_only(view):
+    """A 405 in OpenAI's shape, with ``Allow: POST``, for any other method."""
+
+    @functools.wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if request.method == "POST":
+            return view(request, *args, **kwargs)
+        error = errors.not_allowed_body(request.method, request.path, ["POST"])
+        response = JsonResponse(errors.openai_shape(error), status=405)
+        response["Allow"] = "POST"
+        return response
+
+    return wrapped
+
+
 def read_request(request) -> tuple[dict, dict]:
-    """The chat body without our options, and those options; 400/422 when unusable."""
+    """The chat body without our options, and those options; 400/411/422 when unusable."""
+    if missing := errors.missing_body(request):
+        raise missing
     try:
         body = json.loads(request.body)
     except ValueError:
         raise RequestError(400, "invalid_json", "the request body is not JSON") from None
     if not isinstance(body, dict):
         raise RequestError(400, "invalid_json", "the request body is not a JSON object")
-    options = body.pop("contextgc", None) or {}
-    if not isinstance(options, dict):
-        raise RequestError(422, "invalid_option", "'contextgc' must be an object of options")
-    unknown = sorted(set(options) - {"entity_schema", *service.OPTION_NAMES})
-    if unknown:
-        raise RequestError(
-            422, "invalid_option", f"unknown contextgc option(s): {', '.join(unknown)}"
-        )
+    options = compile_options(body.pop("contextgc", None))
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise RequestError(422, "no_messages", "'messages' must be a non-empty array")
     return body, options
+
+
+def compile_options(given) -> dict:
+    """The ``contextgc`` options, typed as ``/api/compile`` types them; 422 naming the field.
+
+    Example:
+        >>> compile_options({"teach_protocol": "false", "entity_schema": "travel"})
+        {'entity_schema': 'travel', 'teach_protocol': False}
+        >>> compile_options({"invariants": 5})
+        Traceback (most recent call last):
+        ...
+        playground.service.RequestError: 'contextgc' options: invariants: Input should be ...
+    """
+    if given is None:
+        return {}
+    if not isinstance(given, dict):
+        raise RequestError(422, "invalid_option", "'contextgc' must be an object of options")
+    unknown = sorted(set(given) - set(CompileOptions.model_fields))
+    if unknown:
+        raise RequestError(
+            422, "invalid_option", f"unknown contextgc option(s): {', '.join(unknown)}"
+        )
+    try:
+        chosen = CompileOptions.model_validate(given)
+    except ValidationError as exc:
+        found = errors.validation_body(exc.errors())
+        message = f"'contextgc' options: {found['message']}"
+        raise RequestError(422, found["error"], message, fields=found["fields"]) from None
+    return chosen.model_dump(exclude_unset=True)
 
 
 def forward(body: dict, options: dict) -> tuple[dict, dict]:
@@ -87,7 +127,7 @@ def upstream() -> Upstream:
 
 
 @csrf_exempt
-@require_POST
+@post_only
 @openai_errors
 def chat_completions(request):
     if not settings.CONTEXTGC_UPSTREAM_KEY:

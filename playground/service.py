@@ -19,6 +19,7 @@ from compiler import (
     list_schemas,
     load_schema,
 )
+from compiler.protocol import normalise_key
 from compiler.schema import Schema
 from compiler.tokens import ExactCounter
 
@@ -128,28 +129,53 @@ def run_compile(
 
 
 def instruction_slots(entity_schema: str | None, slots: list[str] | None) -> tuple[str, ...]:
-    """The slots the protocol instruction names: a schema's, or the ones given."""
+    """The slots the protocol instruction names: a schema's, or the ones given, normalised.
+
+    Given slots are normalised as the compiler normalises declared keys, so the
+    answer lists the keys the instruction actually names; none left is a 422.
+
+    Example:
+        >>> instruction_slots(None, ["Delivery Address", "deliveryAddress", "!!!", "seat"])
+        ('delivery_address', 'seat')
+    """
     if entity_schema:
         return shipped_schema(entity_schema).slot_names
-    if slots:
-        return tuple(dict.fromkeys(s.strip() for s in slots if s.strip()))
-    raise RequestError(
-        422,
-        "no_slots",
-        "name an 'entity_schema' or list 'slots': "
-        "the instruction names the keys an agent may declare",
-    )
+    if not slots:
+        raise RequestError(
+            422,
+            "no_slots",
+            "name an 'entity_schema' or list 'slots': "
+            "the instruction names the keys an agent may declare",
+        )
+    names = tuple(dict.fromkeys(key for key in map(normalise_key, slots) if key))
+    if not names:
+        raise RequestError(
+            422,
+            "no_slots",
+            "no slot in 'slots' has a letter or digit: a slot name is kept as "
+            "snake_case letters and digits (e.g. 'Delivery Address' is delivery_address)",
+        )
+    return names
 
 
 def telemetry_header(tel: dict) -> str:
-    """The ``X-ContextGC-Telemetry`` value: raw, compiled, saved %, compile ms.
+    """The ``X-ContextGC-Telemetry`` value: raw, compiled, saved %, growth, compile ms.
+
+    ``saved`` never goes below 0%, so a context the compile made larger (the
+    protocol instruction or invariants added to a short history) says so in
+    ``grew=``, the tokens it gained; the field is there only when it grew.
 
     Example:
         >>> telemetry_header({"raw_token_count": 200, "compiled_token_count": 80,
         ...                   "compression_ratio_pct": 60.0, "compile_time_ms": 1.234})
         'raw=200; compiled=80; saved=60.0%; compile_ms=1.234'
+        >>> telemetry_header({"raw_token_count": 6, "compiled_token_count": 24,
+        ...                   "compression_ratio_pct": 0.0, "compile_time_ms": 0.5})
+        'raw=6; compiled=24; saved=0.0%; grew=18; compile_ms=0.5'
     """
+    raw, compiled = tel["raw_token_count"], tel["compiled_token_count"]
+    grew = f"grew={compiled - raw}; " if compiled > raw else ""
     return (
-        f"raw={tel['raw_token_count']}; compiled={tel['compiled_token_count']}; "
-        f"saved={tel['compression_ratio_pct']}%; compile_ms={tel['compile_time_ms']}"
+        f"raw={raw}; compiled={compiled}; saved={tel['compression_ratio_pct']}%; "
+        f"{grew}compile_ms={tel['compile_time_ms']}"
     )

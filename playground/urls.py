@@ -1,6 +1,6 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
 
 from playground import proxy, views
 from playground.api import api
@@ -10,6 +10,7 @@ urlpatterns = [
     path("console", views.console, name="console"),
     path("api/", api.urls),
     path("v1/chat/completions", proxy.chat_completions, name="chat-completions"),
+    re_path(r"^(?:api|v1)/", views.not_found, name="api-not-found"),  # after every API path
     path("labelling/", include("labelling.urls")),
     path(
         "accounts/login/",

@@ -116,6 +116,17 @@ def test_it_says_what_it_did_in_a_header_and_forbids_caching(client, retail_text
     )
 
 
+def test_the_header_shows_how_much_a_grown_context_grew(client):
+    body = {"transcript": "user: hi", "teach_protocol": True, "entity_schema": "logistics"}
+    response = post(client, "/api/compile", body)
+    tel = response.json()["telemetry"]
+    assert tel["context_grew"] and tel["compression_ratio_pct"] == 0.0
+    assert response["X-ContextGC-Telemetry"] == (
+        f"raw={tel['raw_token_count']}; compiled={tel['compiled_token_count']}; saved=0.0%; "
+        f"grew={tel['token_growth']}; compile_ms={tel['compile_time_ms']}"
+    )
+
+
 def test_it_stores_nothing_but_the_callers_rate_count(client, retail_text):
     post(client, "/api/compile", {"transcript": retail_text, "entity_schema": "logistics"})
     assert [row.hits for row in RateCounter.objects.all()] == [1]
@@ -232,6 +243,29 @@ def test_it_answers_a_body_that_is_not_json_with_400(client):
         "message": "the request body is not valid JSON (Expecting property name enclosed in "
         "double quotes: line 1 column 2 (char 1))",
     }
+
+
+@pytest.mark.parametrize("path", ["/api/compile", "/api/protocol-instruction"])
+def test_it_says_the_body_is_empty(client, path):
+    response = post(client, path, "")
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": "empty_body",
+        "message": "the request body is empty: send a JSON object",
+    }
+
+
+@pytest.mark.parametrize("path", ["/api/compile", "/api/protocol-instruction"])
+def test_it_asks_for_a_length_when_the_body_came_chunked(client, path):
+    # WSGI servers pass a chunked body on without CONTENT_LENGTH: Django reads it as empty.
+    response = post(client, path, "", HTTP_TRANSFER_ENCODING="chunked")
+    assert response.status_code == 411
+    assert response.json() == {
+        "error": "length_required",
+        "message": "Content-Length required: send the body with a Content-Length header, "
+        "not with Transfer-Encoding: chunked",
+    }
+    assert response["Cache-Control"] == "no-store"
 
 
 def test_it_requires_a_transcript_or_messages(api_client):
@@ -359,6 +393,30 @@ def test_it_renders_the_protocol_instruction_for_given_slots(api_client):
     response = api_client.post("/protocol-instruction", json={"slots": ["seat", " seat", "meal"]})
     text = render_instruction(("seat", "meal"))
     assert response.json() == {"instruction": text, "slots": ["seat", "meal"], "chars": len(text)}
+
+
+def test_it_answers_the_slot_names_the_instruction_uses(api_client):
+    body = {"slots": ["Delivery Address", "!!!", "deliveryAddress", "seat-number"]}
+    response = api_client.post("/protocol-instruction", json=body)
+    text = render_instruction(("delivery_address", "seat_number"))
+    assert response.status_code == 200
+    assert response.json() == {
+        "instruction": text,
+        "slots": ["delivery_address", "seat_number"],
+        "chars": len(text),
+    }
+    assert "Tracked slots (the only keys to use): delivery_address, seat_number." in text
+
+
+@pytest.mark.parametrize("slots", [["!!!"], ["", ""], [" ", "--"]])
+def test_it_refuses_slots_that_normalise_to_nothing(api_client, slots):
+    response = api_client.post("/protocol-instruction", json={"slots": slots})
+    assert response.status_code == 422
+    assert response.json() == {
+        "error": "no_slots",
+        "message": "no slot in 'slots' has a letter or digit: a slot name is kept as snake_case "
+        "letters and digits (e.g. 'Delivery Address' is delivery_address)",
+    }
 
 
 def test_it_asks_for_slots_before_rendering_an_instruction(api_client):

@@ -98,6 +98,24 @@ def test_it_answers_a_body_that_is_not_json_with_400(client, proxy_on):
     assert proxy_on.requests == []
 
 
+def test_it_says_the_body_is_empty(client, proxy_on):
+    response = chat(client, "")
+    assert response.status_code == 400
+    assert response.json()["error"] == {
+        "message": "the request body is empty: send a JSON object",
+        "type": "invalid_request_error",
+        "code": "empty_body",
+    }
+
+
+def test_it_asks_for_a_length_when_the_body_came_chunked(client, proxy_on):
+    response = chat(client, "", HTTP_TRANSFER_ENCODING="chunked")
+    assert response.status_code == 411
+    assert response.json()["error"]["code"] == "length_required"
+    assert response.json()["error"]["message"].startswith("Content-Length required")
+    assert proxy_on.requests == []
+
+
 def test_it_answers_a_json_array_with_400(client, proxy_on):
     response = chat(client, [{"role": "user", "content": "hi"}])
     assert response.status_code == 400
@@ -132,6 +150,44 @@ def test_it_names_an_unknown_compile_option(client, proxy_on):
     response = chat(client, {"messages": HISTORY, "contextgc": {"messages": [], "speed": 1}})
     assert response.status_code == 422
     assert response.json()["error"]["message"] == "unknown contextgc option(s): messages, speed"
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"entity_schema": ["travel"]}, "entity_schema: Input should be a valid string"),
+        ({"entity_schema": {}}, "entity_schema: Input should be a valid string"),
+        ({"invariants": 5}, "invariants: Input should be a valid list"),
+        ({"invariants": [1]}, "invariants.0: Input should be a valid string"),
+        ({"recall_query": 5}, "recall_query: Input should be a valid string"),
+        ({"teach_protocol": "maybe"}, "teach_protocol: Input should be a valid boolean"),
+        ({"mode": "fast"}, "mode: Input should be 'compact' or 'cache_friendly'"),
+    ],
+)
+def test_it_validates_compile_options_as_the_api_does(client, proxy_on, options, message):
+    response = chat(client, {"messages": HISTORY, "contextgc": options})
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "invalid_option"
+    assert response.json()["error"]["message"].startswith(f"'contextgc' options: {message}")
+    assert proxy_on.requests == []
+
+
+@pytest.mark.parametrize("flag", ["false", False, 0])
+def test_it_reads_a_false_teach_protocol_as_false(client, proxy_on, flag):
+    options = {"entity_schema": "logistics", "teach_protocol": flag}
+    chat(client, {"messages": HISTORY, "contextgc": options})
+    forwarded = proxy_on.requests[0]["messages"]
+    assert forwarded == compile_messages(HISTORY, schema=load_schema("logistics"))[0]
+    assert "[STATE_PROTOCOL]" not in json.dumps(forwarded)
+    taught = compile_messages(HISTORY, schema=load_schema("logistics"), teach_protocol=True)[0]
+    assert "[STATE_PROTOCOL]" in json.dumps(taught)
+
+
+@pytest.mark.parametrize("options", [[], 0, "logistics"])
+def test_it_refuses_contextgc_that_is_not_an_object(client, proxy_on, options):
+    response = chat(client, {"messages": HISTORY, "contextgc": options})
+    assert response.status_code == 422
+    assert response.json()["error"]["message"] == "'contextgc' must be an object of options"
 
 
 def test_it_names_an_unknown_schema(client, proxy_on):
@@ -204,8 +260,19 @@ def test_it_shares_the_callers_rate_limit(client, proxy_on, settings):
     assert len(proxy_on.requests) == 1
 
 
-def test_it_refuses_get(client, proxy_on):
-    assert client.get("/v1/chat/completions").status_code == 405
+@pytest.mark.parametrize("method", ["get", "put", "delete"])
+def test_it_refuses_another_method_in_openais_shape_with_allow(client, proxy_on, method):
+    response = getattr(client, method)("/v1/chat/completions")
+    assert response.status_code == 405
+    assert response["Allow"] == "POST"
+    assert response.json() == {
+        "error": {
+            "message": f"{method.upper()} is not allowed on /v1/chat/completions; use POST",
+            "type": "invalid_request_error",
+            "code": "method_not_allowed",
+        }
+    }
+    assert proxy_on.requests == []
 
 
 # --- CORS: only for the operator's allowlist ---------------------------------------------
