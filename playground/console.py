@@ -9,13 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.http import Http404, HttpResponse
+from django.shortcuts import render
+from django.urls import resolve
 
 from compiler import CompilerError
 from playground import errors, limits
 from playground.examples import examples
+from playground.figures import shipped_figures
 from playground.forms import CompileForm
 from playground.limits import RateLimited
-from playground.present import Report, report
+from playground.present import Report, readable, report
 from playground.service import RequestError, run_compile
 
 
@@ -66,7 +69,7 @@ def compile_form(request, form: CompileForm) -> Outcome:
         result = run_compile(exact=True, **fields)
     except (RequestError, CompilerError, RateLimited) as exc:
         status, body, headers = errors.describe(exc)
-        return Outcome(form, error=body, status=status, headers=headers)
+        return Outcome(form, error=readable(body), status=status, headers=headers)
     shown = report(
         result, text=fields["transcript"], source=form.source, schema=fields["entity_schema"]
     )
@@ -78,3 +81,18 @@ def download(found: Report) -> HttpResponse:
     response = HttpResponse(found.compiled_json, content_type="application/json")
     response["Content-Disposition"] = 'attachment; filename="contextgc-compiled.json"'
     return response
+
+
+def refused(request, error: dict, status: int) -> HttpResponse:
+    """The console with ``error`` where the result would be, for a request never read.
+
+    For HTMX the result part, which replaces the last one as any result does; otherwise
+    the page, with an empty form (the refused form was not read, so it cannot refill it).
+    """
+    request.resolver_match = resolve(request.path_info)  # for the page's navigation
+    context = {"form": CompileForm(), "report": None, "error": error}
+    context.update(examples=examples(), figures=shipped_figures())
+    template = "playground/console.html"
+    if request.headers.get("HX-Request") == "true":
+        template += "#result"
+    return render(request, template, context, status=status)

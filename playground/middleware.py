@@ -1,6 +1,8 @@
 """The site's own middleware: a body cap, pages-only state, and a policy header built once.
 
-``BodyLimitMiddleware`` refuses an oversized body before anything reads it.
+``BodyLimitMiddleware`` refuses an oversized body before anything reads it. It sits
+last in ``MIDDLEWARE``, so its 413 goes out through the others and carries the same
+security and CORS headers as any other answer; none of them reads the body.
 
 The JSON API is stateless: it has no signed-in user and no flash messages, so the
 middleware that provide them for pages step aside on ``/api/`` (each a subclass of
@@ -22,23 +24,33 @@ from csp.utils import build_policy
 from django.conf import settings
 from django.contrib.auth.middleware import AuthenticationMiddleware
 from django.contrib.messages.middleware import MessageMiddleware
+from django.core.exceptions import RequestDataTooBig
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.http import HttpResponse, JsonResponse
 from django.utils.html import format_html
 
+from playground import console as work
 from playground.errors import openai_shape, too_large_body
 
 API_PREFIX = "/api/"
+CONSOLE_PATH = "/console"
 
 
 class BodyLimitMiddleware:
     """One cap (``CONTEXTGC_MAX_BODY_BYTES``, 256 KiB) for every POST.
 
-    The API and the proxy answer 413 in their JSON shapes, the console with a banner
-    it can show in place of a result. The declared ``Content-Length`` is checked, so
-    nothing is read or parsed first.
+    The API and the proxy answer 413 in their JSON shapes, the console with its page
+    (for HTMX, its result) showing the reason where a result would be. The declared
+    ``Content-Length`` is checked, so nothing is read or parsed first.
+
+    The console's form is multipart, so a file of the full 256 KiB comes with a little
+    framing and a few small fields: the console's cap is higher by
+    ``FORM_ALLOWANCE``, and a form whose fields (not files) exceed the cap Django parses
+    (``DATA_UPLOAD_MAX_MEMORY_SIZE``) gets the same 413.
     """
+
+    FORM_ALLOWANCE = 16 * 1024
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -49,7 +61,14 @@ class BodyLimitMiddleware:
             size = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             size = 0  # Django treats an unreadable length as an empty body
-        if size <= limit:
+        console = request.path_info == CONSOLE_PATH and request.method == "POST"
+        form = console and request.content_type == "multipart/form-data"
+        if size <= limit + (self.FORM_ALLOWANCE if form else 0):
+            if console:
+                try:
+                    request.POST  # noqa: B018 -- parse here, where a refusal can be a 413
+                except RequestDataTooBig:
+                    return work.refused(request, too_large_body(size, limit), status=413)
             return self.get_response(request)
         error = too_large_body(size, limit)
         if request.path.startswith("/v1/"):
@@ -58,6 +77,8 @@ class BodyLimitMiddleware:
             response = JsonResponse(error, status=413)
             response["Cache-Control"] = "no-store"
             return response
+        if console:
+            return work.refused(request, error, status=413)
         page = format_html('<p class="banner banner-error" role="alert">{}</p>', error["message"])
         return HttpResponse(page, status=413)
 

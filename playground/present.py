@@ -4,11 +4,16 @@ Plain data for the template: the original turns, each marked kept, retired
 (superseded by turn N for slot S) or compacted (size before and after); the
 compiled messages as the model receives them; the state register with each
 slot's history; and banners for everything that needs a reader's attention.
+
+A JSON transcript may carry a lone surrogate escape (``"\\ud800"``), which no UTF-8
+page can hold: the page shows U+FFFD in its place, the download keeps the escape.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 from dataclasses import dataclass, field
 
 from compiler.emit import strip_compiled
@@ -61,13 +66,48 @@ def report(result: Result, *, text: str, source: str, schema: str | None) -> Rep
     return Report(
         source=source,
         schema=figures_for(schema) if schema else None,
-        turns=original_turns(text, tel),
-        compiled=tuple(compiled_view(m) for m in result.compiled_messages),
-        state=state_rows(tel),
-        banners=banners(tel, schema=schema),
-        telemetry=tel,
-        compiled_json=json.dumps(result.as_dict(), indent=2, ensure_ascii=False),
+        turns=readable(original_turns(text, tel)),
+        compiled=readable(tuple(compiled_view(m) for m in result.compiled_messages)),
+        state=readable(state_rows(tel)),
+        banners=readable(banners(tel, schema=schema)),
+        telemetry=readable(tel),
+        compiled_json=json_text(result.as_dict()),
     )
+
+
+SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def readable(value):
+    """``value`` with every lone surrogate in its strings replaced by U+FFFD.
+
+    Walks strings, dicts, lists, tuples and dataclasses; anything else is returned as is.
+
+    Example:
+        >>> readable({"role": "user", "parts": ["\\ud800 hi", 1]})
+        {'role': 'user', 'parts': ['\ufffd hi', 1]}
+    """
+    if isinstance(value, str):
+        return value if value.isascii() else SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {readable(k): readable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(readable(v) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {f.name: readable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return dataclasses.replace(value, **changes)
+    return value
+
+
+def json_text(value) -> str:
+    """Indented JSON that keeps non-ASCII text as is, and a lone surrogate as its escape.
+
+    Example:
+        >>> json_text({"a": "é \\ud800"})
+        '{\\n  "a": "é \\\\ud800"\\n}'
+    """
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    return SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def original_turns(text: str, tel: dict) -> tuple[Turn, ...]:
@@ -103,13 +143,40 @@ def _retired(entry: dict | None) -> dict | None:
 
 
 def compiled_view(message: dict) -> dict:
-    """A compiled message: role, content verbatim, any other fields as JSON."""
+    """A compiled message: role, content verbatim, any other fields as JSON.
+
+    The content is shown in parts: a string is one text part; in an array of content
+    parts, each text part is its text and any other part (an image, audio) its JSON.
+
+    Example:
+        >>> image = {"type": "image_url", "image_url": {"url": "u"}}
+        >>> parts = [{"type": "text", "text": "hi"}, image]
+        >>> [p["text"] for p in compiled_view({"role": "user", "content": parts})["parts"]]
+        ['hi', '{"type": "image_url", "image_url": {"url": "u"}}']
+    """
     rest = {k: v for k, v in message.items() if k not in ("role", "content")}
     return {
         "role": message.get("role", ""),
-        "content": message.get("content") if isinstance(message.get("content"), str) else "",
+        "parts": content_parts(message.get("content")),
         "extra": json.dumps(rest, indent=1, ensure_ascii=False) if rest else "",
     }
+
+
+def content_parts(content) -> tuple[dict, ...]:
+    """A message's content as the parts the console shows, in order."""
+    if content is None or content == "":
+        return ()
+    if isinstance(content, str):
+        return ({"text": content, "json": False},)
+    if not isinstance(content, list):
+        return ({"text": json.dumps(content, ensure_ascii=False), "json": True},)
+    return tuple(_part(part) for part in content)
+
+
+def _part(part) -> dict:
+    if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
+        return {"text": part["text"], "json": False}
+    return {"text": json.dumps(part, ensure_ascii=False), "json": True}
 
 
 def state_rows(tel: dict) -> tuple[dict, ...]:

@@ -12,7 +12,7 @@ import dj_database_url
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
-from playground.env import env_bool, env_float, env_int, env_list, env_str
+from playground.env import env_bool, env_float, env_int, env_list, env_str, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -50,7 +50,6 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "playground.middleware.BodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -62,6 +61,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "playground.middleware.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, so a 413 carries every header above; it still refuses before any body is read.
+    "playground.middleware.BodyLimitMiddleware",
 ]
 
 ROOT_URLCONF = "playground.urls"
@@ -157,7 +158,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = CONTEXTGC_MAX_BODY_BYTES
 
 # The optional chat-completions proxy: off unless the operator sets a key.
 CONTEXTGC_UPSTREAM_KEY = env_str("CONTEXTGC_UPSTREAM_KEY")
-CONTEXTGC_UPSTREAM_BASE = env_str("CONTEXTGC_UPSTREAM_BASE", "https://api.openai.com/v1")
+CONTEXTGC_UPSTREAM_BASE = env_url("CONTEXTGC_UPSTREAM_BASE", "https://api.openai.com/v1")
 CONTEXTGC_UPSTREAM_MODEL = env_str("CONTEXTGC_UPSTREAM_MODEL", "gpt-4o-mini")
 CONTEXTGC_UPSTREAM_TIMEOUT = env_float("CONTEXTGC_UPSTREAM_TIMEOUT", 60.0, minimum=1.0)
 

@@ -123,3 +123,39 @@ def test_the_pages_break_no_rule_of_the_content_security_policy(live_server, pag
         page.wait_for_load_state("networkidle")
     page.locator(".swagger-ui .info").wait_for()
     assert page.problems == []
+
+
+TOO_LARGE = "Not compiled: the request body is "
+
+
+def test_a_refused_compile_shows_why_and_the_next_compile_still_works(
+    live_server, page, retail_path
+):
+    compile_pasted(page, live_server.url, "user: " + "x" * (300 * 1024))
+    page.get_by_text(TOO_LARGE).wait_for()
+    assert "the limit is 262144 bytes (256 KiB)" in page.locator("#result").inner_text()
+    page.get_by_label("Transcript", exact=True).fill(retail_path.read_text())
+    page.get_by_role("button", name="Compile", exact=True).click()
+    page.locator("#result li.turn-retired").wait_for()
+    assert not [p for p in page.problems if "targetError" in p]
+    assert page.locator("#result").count() == 1
+
+
+def test_without_javascript_a_refused_post_gets_the_page_with_why(live_server, open_page):
+    page = open_page(java_script_enabled=False)
+    compile_pasted(page, live_server.url, "user: " + "x" * (300 * 1024))
+    page.wait_for_load_state()
+    assert TOO_LARGE in page.locator("#result").inner_text()
+    assert page.get_by_role("button", name="Compile", exact=True).is_visible()
+
+
+def test_a_file_of_the_full_256_kib_uploads_and_compiles(live_server, page, tmp_path):
+    upload = tmp_path / "full.txt"
+    upload.write_bytes(b"user: hello\nassistant: " + b"x" * (256 * 1024 - 24) + b"\n")
+    assert upload.stat().st_size == 256 * 1024
+    page.goto(f"{live_server.url}/console")
+    page.get_by_label("…or upload a file").set_input_files(str(upload))
+    page.get_by_role("button", name="Compile", exact=True).click()
+    source = page.locator("#result .source")
+    source.wait_for()
+    assert "uploaded file full.txt (262,144 bytes)" in source.inner_text()

@@ -214,10 +214,118 @@ def test_the_console_shares_the_clients_rate_limit(client, retail_text, settings
     assert b"Not compiled: more than 1 requests in a minute" in response.content
 
 
-def test_an_oversized_console_post_is_refused_with_413(client):
-    response = client.post("/console", form_data("user: " + "x" * (256 * 1024)), **HTMX)
+def test_an_oversized_htmx_post_gets_the_result_partial_with_the_reason(client):
+    response = client.post("/console", form_data("user: " + "x" * (300 * 1024)), **HTMX)
+    part = response.content.decode()
     assert response.status_code == 413
-    assert b'<p class="banner banner-error" role="alert">the request body is' in response.content
+    assert part.strip().startswith('<section id="result" class="result"')  # what the button swaps
+    assert "<h2>Not compiled: the request body is " in part
+    assert "the limit is 262144 bytes (256 KiB)</h2>" in part
+    assert "<html" not in part
+
+
+def test_an_oversized_post_without_javascript_gets_the_whole_page_with_the_reason(client):
+    response = client.post("/console", form_data("user: " + "x" * (300 * 1024)))
+    page = response.content.decode()
+    assert response.status_code == 413
+    assert page.startswith("<!doctype html>")
+    assert '<form id="compile-form"' in page
+    assert '<a href="/console" aria-current="page">Console</a>' in page
+    assert '<section id="result" class="result"' in page
+    assert "<h2>Not compiled: the request body is " in page
+
+
+def test_a_file_of_exactly_256_kib_is_compiled(client):
+    text = "user: hello\n" + "assistant: " + "x" * (256 * 1024 - 24) + "\n"
+    assert len(text.encode()) == 256 * 1024
+    upload = SimpleUploadedFile("big.txt", text.encode(), content_type="text/plain")
+    response = client.post("/console", form_data("", upload=upload), **HTMX)
+    assert response.status_code == 200
+    assert "uploaded file big.txt (262,144 bytes)" in response.content.decode()
+
+
+def test_a_file_over_256_kib_is_refused_by_the_form(client):
+    upload = SimpleUploadedFile("big.txt", b"user: " + b"x" * (256 * 1024), "text/plain")
+    response = client.post("/console", form_data("", upload=upload), **HTMX)
+    assert response.status_code == 422
+    assert "The file is larger than 256 KiB." in response.content.decode()
+
+
+def test_pasted_text_over_the_cap_within_the_form_allowance_gets_the_413_banner(client):
+    response = client.post("/console", form_data("user: " + "x" * (256 * 1024)), **HTMX)
+    part = response.content.decode()
+    assert response.status_code == 413
+    assert part.strip().startswith('<section id="result" class="result"')
+    assert "the limit is 262144 bytes (256 KiB)</h2>" in part
+
+
+SURROGATE_TRANSCRIPTS = {
+    "content": '[{"role":"user","content":"\\ud800 hi"}]',
+    "role": '[{"role":"us\\ud800er","content":"hi"}]',
+    "name": '[{"role":"user","name":"n\\ud800","content":"hi"}]',
+    "tool call name": (
+        '[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":'
+        '[{"id":"c1","type":"function","function":{"name":"f\\ud800","arguments":"{}"}}]},'
+        '{"role":"tool","tool_call_id":"c1","content":"r\\ud800"}]'
+    ),
+    "content part": '[{"role":"user","content":[{"type":"text","text":"t\\ud800"},'
+    '{"type":"image_url","image_url":{"url":"u\\ud800"}}]}]',
+}
+
+
+@pytest.mark.parametrize("where", SURROGATE_TRANSCRIPTS)
+@pytest.mark.parametrize("headers", [HTMX, {}], ids=["htmx", "page"])
+def test_a_lone_surrogate_escape_is_shown_replaced(client, where, headers):
+    text = SURROGATE_TRANSCRIPTS[where]
+    response = client.post("/console", form_data(text, entity_schema=""), **headers)
+    shown = response.content.decode()
+    assert response.status_code == 200
+    assert "\ufffd" in shown or "\\ud800" in shown  # replaced, or quoted in a warning
+    assert "<h2>Result</h2>" in shown
+
+
+def test_a_lone_surrogate_in_the_text_is_shown_as_the_replacement_character(client):
+    text = SURROGATE_TRANSCRIPTS["content"]
+    part = client.post("/console", form_data(text), **HTMX).content.decode()
+    assert '<pre class="turn-text" tabindex="0">\ufffd hi</pre>' in part
+
+
+@pytest.mark.parametrize("where", SURROGATE_TRANSCRIPTS)
+def test_the_download_keeps_a_lone_surrogate_as_its_escape(client, where):
+    text = SURROGATE_TRANSCRIPTS[where]
+    response = client.post("/console?download=json", form_data(text, entity_schema=""))
+    assert response.status_code == 200
+    assert b"\\ud800" in response.content
+    json.loads(response.content)
+
+
+def test_the_download_reads_back_as_the_same_lone_surrogate(client):
+    text = SURROGATE_TRANSCRIPTS["content"]
+    response = client.post("/console?download=json", form_data(text, entity_schema=""))
+    assert b'"content": "\\ud800 hi"' in response.content
+    assert json.loads(response.content)["compiled_messages"][0]["content"] == "\ud800 hi"
+
+
+def test_content_in_parts_is_shown_part_by_part_as_the_model_receives_it(client):
+    text = json.dumps(
+        [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "MULTIPART_TEXT_HERE <b>"},
+                    {"type": "image_url", "image_url": {"url": "https://x/IMG"}},
+                ],
+            },
+            {"role": "assistant", "content": "ok"},
+        ]
+    )
+    part = client.post("/console", form_data(text, entity_schema=""), **HTMX).content.decode()
+    compiled = part[part.index('id="compiled-title"') :]
+    first = compiled[: compiled.index("</li>")]
+    assert '<pre class="turn-text" tabindex="0">MULTIPART_TEXT_HERE &lt;b&gt;</pre>' in first
+    image = escape('{"type": "image_url", "image_url": {"url": "https://x/IMG"}}')
+    assert f'<pre class="turn-call" tabindex="0">{image}</pre>' in first
+    assert "(no text)" not in first
 
 
 def test_markup_in_a_transcript_is_shown_as_text(client):

@@ -77,3 +77,50 @@ def test_a_page_that_used_a_nonce_gets_it_in_its_policy(settings):
     nonce = str(request.csp_nonce)
     sent = middleware.process_response(request, HttpResponse())[HEADER]
     assert f"script-src 'self' 'nonce-{nonce}'" in sent
+
+
+# --- the body cap ---------------------------------------------------------------------------
+
+OVER_CAP = 256 * 1024 + 1
+
+
+class UnreadBody:
+    """A request body that fails the test if anything reads it."""
+
+    def read(self, *args):
+        raise AssertionError("the body was read before the cap was checked")
+
+    readline = read
+
+
+@pytest.mark.parametrize("path", ["/api/compile", "/v1/chat/completions", "/console", "/"])
+def test_an_oversized_body_is_refused_before_anything_reads_it(client, path):
+    response = client.post(
+        path,
+        content_type="application/json",
+        CONTENT_LENGTH=str(OVER_CAP),
+        **{"wsgi.input": UnreadBody()},
+    )
+    assert response.status_code == 413
+
+
+def post_over_cap(client, path="/api/compile", **extra):
+    body = json.dumps({"transcript": "user: " + "x" * OVER_CAP})
+    return client.post(path, data=body, content_type="application/json", **extra)
+
+
+def test_a_413_to_an_allowed_origin_says_so_to_the_browser(client, settings):
+    settings.CORS_ALLOWED_ORIGINS = ["https://good.example"]
+    response = post_over_cap(client, HTTP_ORIGIN="https://good.example")
+    assert response.status_code == 413
+    assert response["Access-Control-Allow-Origin"] == "https://good.example"
+    assert response.json()["error"] == "body_too_large"
+
+
+@pytest.mark.parametrize("path", ["/api/compile", "/v1/chat/completions", "/console"])
+def test_a_413_carries_the_same_security_headers_as_a_page(client, path):
+    page, refused = client.get("/console"), post_over_cap(client, path)
+    assert refused.status_code == 413
+    assert {name: refused[name] for name in SECURITY_HEADERS} == {
+        name: page[name] for name in SECURITY_HEADERS
+    }
