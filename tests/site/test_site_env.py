@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from playground.env import env_float, env_url
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.site.test_site_helpers import settings_in_a_new_process
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "Infinity", "NaN"])
@@ -39,16 +35,8 @@ def test_env_url_reads_an_http_url(value):
 
 
 def _start(**env) -> subprocess.CompletedProcess:
-    code = (
-        "import os; os.environ['DJANGO_SETTINGS_MODULE'] = 'playground.settings'; "
-        "from django.conf import settings; "
-        "print(settings.CONTEXTGC_UPSTREAM_BASE, settings.CONTEXTGC_UPSTREAM_TIMEOUT)"
-    )
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "CONTEXTGC_UP"))}
-    return subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env={**base, "DJANGO_SECRET_KEY": "k", **env},
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    printed = ("settings.CONTEXTGC_UPSTREAM_BASE", "settings.CONTEXTGC_UPSTREAM_TIMEOUT")
+    return settings_in_a_new_process(*printed, DJANGO_SECRET_KEY="k", **env)
 
 
 @pytest.mark.parametrize(

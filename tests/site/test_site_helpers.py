@@ -52,13 +52,19 @@ def test_env_int_refuses_a_value_below_its_minimum():
         env_int("CONTEXTGC_RATE_LIMIT", 60, minimum=1, environ={"CONTEXTGC_RATE_LIMIT": "0"})
 
 
-def _settings_in_a_new_process(**env) -> subprocess.CompletedProcess:
+DATABASE_SETTINGS = ("db['ENGINE']", "db['NAME']", "settings.DEBUG")
+
+
+def settings_in_a_new_process(*printed: str, **env) -> subprocess.CompletedProcess:
+    """Load the settings in a fresh interpreter under ``env`` (none of this process's
+    DJANGO_, DATABASE_ or CONTEXTGC_UPSTREAM_ variables) and print ``printed``."""
     code = (
         "import django, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'playground.settings'; "
         "from django.conf import settings; db = settings.DATABASES['default']; "
-        "print(db['ENGINE'], db['NAME'], settings.DEBUG)"
+        f"print({', '.join(printed or DATABASE_SETTINGS)})"
     )
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_"))}
+    prefixes = ("DJANGO_", "DATABASE_", "CONTEXTGC_UPSTREAM_")
+    base = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
     return subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env={**base, **env},
         capture_output=True, text=True, timeout=60,
@@ -67,25 +73,25 @@ def _settings_in_a_new_process(**env) -> subprocess.CompletedProcess:
 
 def test_without_database_url_the_site_runs_on_an_embedded_sqlite_file(tmp_path):
     path = tmp_path / "site.sqlite3"
-    done = _settings_in_a_new_process(DJANGO_SECRET_KEY="k", CONTEXTGC_SQLITE_PATH=str(path))
+    done = settings_in_a_new_process(DJANGO_SECRET_KEY="k", CONTEXTGC_SQLITE_PATH=str(path))
     assert done.stdout.split() == ["django.db.backends.sqlite3", str(path), "False"]
 
 
 def test_database_url_chooses_postgresql_through_psycopg():
-    done = _settings_in_a_new_process(
+    done = settings_in_a_new_process(
         DJANGO_SECRET_KEY="k", DATABASE_URL="postgres://u:p@127.0.0.1:5999/contextgc"
     )
     assert done.stdout.split() == ["django.db.backends.postgresql", "contextgc", "False"]
 
 
 def test_outside_debug_a_missing_secret_key_stops_the_start():
-    done = _settings_in_a_new_process(DJANGO_DEBUG="0")
+    done = settings_in_a_new_process(DJANGO_DEBUG="0")
     assert done.returncode != 0
     assert "DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off" in done.stderr
 
 
 def test_a_mistyped_setting_stops_the_start():
-    done = _settings_in_a_new_process(DJANGO_SECRET_KEY="k", CONTEXTGC_RATE_LIMIT="sixty")
+    done = settings_in_a_new_process(DJANGO_SECRET_KEY="k", CONTEXTGC_RATE_LIMIT="sixty")
     assert done.returncode != 0
     assert "CONTEXTGC_RATE_LIMIT='sixty' is not a whole number" in done.stderr
 
