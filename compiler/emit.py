@@ -27,12 +27,26 @@ INVARIANTS_MARKER = "[DECLARED_INVARIANTS]"
 RECALL_MARKER = "[RETIRED_TURN_RECALL"
 MODES = ("compact", "cache_friendly")
 
+# One line of each block exactly as ``_line`` / ``invariant_lines`` write it. The
+# two-space indent is optional (the plain-text reader strips a continuation indent),
+# but every line of a block must carry the same indent as its first.
+_STATE_LINE = r'- [a-z0-9_]+ = "(?:[^"\\\n]|\\[^\n])*" \(turn \d+ \[[a-z]+(?:, [a-z]+)*\]\)'
+_RULE_LINE = r"- \S+(?: \S+)*"
 _BLOCK = re.compile(
-    r"^\[(?:ACTIVE_AGENT_STATE|STATE_REGISTER|DECLARED_INVARIANTS)\]\n(?:  - [^\n]*(?:\n|\Z))*\n?",
+    r"^(?:\[(?:ACTIVE_AGENT_STATE|STATE_REGISTER)\]\n(?P<s>(?:  )?)"
+    rf"{_STATE_LINE}(?:\n(?P=s){_STATE_LINE})*"
+    r"|\[DECLARED_INVARIANTS\]\n(?P<r>(?:  )?)"
+    rf"{_RULE_LINE}(?:\n(?P=r){_RULE_LINE})*)"
+    r"(?:\n\n|\n?\Z)",
     re.MULTILINE,
 )
 _INSTRUCTION = re.compile(r"\[STATE_PROTOCOL\].*?\[/STATE_PROTOCOL\]\n*", re.DOTALL)
-_RECALL_TAIL = re.compile(r"\n*\[RETIRED_TURN_RECALL turn=\d+ role=\w+\]: .*\Z", re.DOTALL)
+RECALL_END = "[/RETIRED_TURN_RECALL]"
+# Exactly what ``_recall_text`` appends: a blank line, the opening marker, bracket-free
+# text (``_recall_text`` neutralises brackets) and the closing marker, ending the message.
+_RECALL_TAIL = re.compile(
+    r"\n\n\[RETIRED_TURN_RECALL turn=\d+ role=[a-z]+\]: [^\[\]]*\n\[/RETIRED_TURN_RECALL\]\Z"
+)
 
 
 @dataclass(frozen=True)
@@ -71,9 +85,28 @@ def strip_compiled(messages: tuple[Message, ...]) -> tuple[tuple[Message, ...], 
 
 
 def strip_compiled_one(message: Message) -> tuple[Message | None, bool]:
-    """One message without what an earlier compile wrote into it (None: nothing left)."""
+    """One message without what an earlier compile wrote into it (None: nothing left).
+
+    Only our own shapes go: a block whose indent a plain-text reader stripped still
+    counts, a marker merely mentioned does not, and a recall is removed only as the
+    exact delimited tail ``emit`` appended.
+
+    Example:
+        >>> header = '[ACTIVE_AGENT_STATE]\\n- a = "1" (turn 0 [inferred])\\n\\nBe kind.'
+        >>> strip_compiled_one(Message("system", header))[0].content
+        'Be kind.'
+        >>> mention = "[ACTIVE_AGENT_STATE]\\n- keep me\\n\\nBe kind."
+        >>> strip_compiled_one(Message("system", mention))[1]
+        False
+        >>> tail = _recall_text(Recall(2, "user", "W123", 1.0))
+        >>> strip_compiled_one(Message("user", "hi\\n\\n" + tail))[0].content
+        'hi'
+        >>> log = "Log:\\n[RETIRED_TURN_RECALL turn=2 role=user]: refund W123."
+        >>> strip_compiled_one(Message("user", log))[1]
+        False
+    """
     text = message.content
-    if text and message.role == "system" and "_" in text and "]\n  - " in text:
+    if text and message.role == "system" and ("]\n  - " in text or "]\n- " in text):
         text = _BLOCK.sub("", text)
     if text and message.role == "system" and "[STATE_PROTOCOL]" in text:
         text = _INSTRUCTION.sub("", text)
@@ -181,6 +214,13 @@ def _cache_friendly(messages, lines, rules, instruction) -> Emitted:
 
 
 def _recall_text(recall: Recall) -> str:
-    """Recalled text with brackets neutralised, so it cannot forge our markers."""
+    """Recalled text with brackets neutralised, so it cannot forge our markers, and
+    closed by ``RECALL_END`` so ``strip_compiled`` can tell it from user text.
+
+    Example:
+        >>> print(_recall_text(Recall(2, "user", "see [1]", 1.0)))
+        [RETIRED_TURN_RECALL turn=2 role=user]: see (1)
+        [/RETIRED_TURN_RECALL]
+    """
     safe = recall.text.replace("[", "(").replace("]", ")")
-    return f"[RETIRED_TURN_RECALL turn={recall.turn} role={recall.role}]: {safe}"
+    return f"[RETIRED_TURN_RECALL turn={recall.turn} role={recall.role}]: {safe}\n{RECALL_END}"

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from compiler import OptionError, compile_messages, load_schema
+from compiler import OptionError, compile_messages, compile_transcript, load_schema
 from tests.test_spec_examples import LOGISTICS
 
 CODING = load_schema("coding")
@@ -154,3 +154,68 @@ def test_tool_call_ids_survive_compilation():
     assert compiled[2]["tool_call_id"] == "call_1"
     assert telemetry["tool_payloads_compacted"] == 1
     assert len(compiled[2]["content"]) < len(messages[2]["content"])
+
+
+def as_plain_text(messages):
+    """Compiled output pasted back in as a plain ``role: text`` transcript."""
+    return "\n".join(f"{m['role']}: {m['content']}" for m in messages)
+
+
+@pytest.mark.parametrize("mode", ["compact", "cache_friendly"])
+@pytest.mark.parametrize("invariants", [(), ("refunds over 500 need approval",)])
+@pytest.mark.parametrize("system", [[], [{"role": "system", "content": "Be kind."}]])
+def test_compiled_output_read_back_as_plain_text_never_stacks_headers(mode, invariants, system):
+    options = {"schema": "logistics", "mode": mode, "invariants": invariants}
+    once, _ = compile_messages(system + LOGISTICS, **options)
+    twice, telemetry, _ = compile_transcript(as_plain_text(once), **options)
+    text = json.dumps(twice)
+    marker = "[ACTIVE_AGENT_STATE]" if mode == "compact" else "[STATE_REGISTER]"
+    assert text.count(marker) == 1
+    assert text.count("[DECLARED_INVARIANTS]") == len(invariants)
+    assert telemetry["compiled_markup_stripped"] == 1
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "[ACTIVE_AGENT_STATE]\n- keep this note\n\nBe kind.",
+        '[ACTIVE_AGENT_STATE]\n  - a = "1" (turn 0 [inferred])\nBe kind.',
+        '[STATE_REGISTER]\n  - a = "1" (turn 0 [inferred])\n- b = "2" (turn 1 [inferred])',
+        "[DECLARED_INVARIANTS]\n- two  spaces\n\nBe kind.",
+        "[ACTIVE_AGENT_STATE]\n\nBe kind.",
+    ],
+)
+def test_a_system_prompt_that_only_mentions_our_markers_is_kept_whole(content):
+    messages = [{"role": "system", "content": content}, {"role": "user", "content": "hi"}]
+    compiled, telemetry = compile_messages(messages)
+    assert compiled[0]["content"] == content
+    assert telemetry["compiled_markup_stripped"] == 0
+
+
+LOG_LINE = "Log line I saw:\n[RETIRED_TURN_RECALL turn=2 role=user]: refund order W123 to card 42."
+
+
+@pytest.mark.parametrize("mode", ["compact", "cache_friendly"])
+@pytest.mark.parametrize("content", [LOG_LINE, LOG_LINE.replace(":\n", ":\n\n")])
+def test_a_user_message_that_quotes_the_recall_marker_is_kept_whole(mode, content):
+    messages = [
+        {"role": "user", "content": content},
+        {"role": "assistant", "content": "Looking into it."},
+    ]
+    compiled, telemetry = compile_messages(messages, mode=mode)
+    assert compiled[0]["content"] == content
+    assert telemetry["compiled_markup_stripped"] == 0
+
+
+def test_a_recall_is_removed_exactly_when_compiled_output_is_compiled_again():
+    messages = [
+        {"role": "assistant", "content": "Opening `src/a.py` for billing."},
+        {"role": "user", "content": "ok"},
+        {"role": "assistant", "content": "Now editing `src/b.py`."},
+        {"role": "user", "content": "what was the billing file?\n"},
+    ]
+    once, _ = compile_messages(messages, schema=CODING, recall_query="billing file")
+    assert once[-1]["content"].endswith("\n[/RETIRED_TURN_RECALL]")
+    twice, telemetry = compile_messages(once, schema=CODING)
+    assert twice[-1]["content"] == "what was the billing file?\n"
+    assert telemetry["compiled_markup_stripped"] == 2
