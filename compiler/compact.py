@@ -19,7 +19,8 @@ Decisions worth knowing:
 - Safety terms match on letter boundaries, so ``PEANUT_ALLERGEN`` and ``date_of_birth``
   match (``_`` is not a letter) while ``DeprecationWarning`` or ``adobe`` do not. A path
   such as ``warnings.py`` does match: keeping one extra row is cheap, dropping a real
-  warning is not.
+  warning is not. A body is scanned whole, not line by line, so a phrase wrapped across a
+  line break ("Do" / "not exceed") keeps every line it touches.
 - JSON is re-serialised compactly (``compiler.compact_json``); numbers go through
   ``float`` like any JSON reader, and a document with a duplicate key is treated as text,
   since re-serialising it would lose one.
@@ -31,6 +32,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from itertools import accumulate
 from typing import NamedTuple
 
 from compiler.compact_json import compact_json
@@ -46,6 +48,7 @@ from compiler.safety import (  # noqa: F401
     _luhn_valid,
     has_safety_signal,
     safety_spans,
+    segments_touched,
 )
 
 HEAD_ROWS = 3  # JSON records kept from the top of a collection
@@ -332,29 +335,31 @@ def _is_listing(body: str) -> bool:
     return True
 
 
-def _signal_in(body: str) -> Callable[[str], bool]:
-    """``has_safety_signal`` for the lines of ``body`` (and runs of whole lines): a line
-    break ends a term, an address and a card number as the end of a line does, so a body
-    without a signal has no line with one, and one check spares a check per line."""
-    return has_safety_signal if has_safety_signal(body) else _no_signal
+def _flagged(body: str, parts: list[str]) -> list[bool]:
+    """Whether a safety match in ``body`` overlaps each of ``parts`` (which, joined, are
+    ``body``). The body is scanned whole, so a phrase wrapped across a line break ("Do" /
+    "not exceed") flags every line it touches.
 
-
-def _no_signal(text: str) -> bool:
-    return False
+    Example:
+        >>> _flagged("Do\\nnot exceed\\nok\\n", ["Do\\n", "not exceed\\n", "ok\\n"])
+        [True, True, False]
+    """
+    if not parts:
+        return []
+    return segments_touched(body, list(accumulate(map(len, parts[:-1]), initial=0)))
 
 
 def _compact_listing(body: str) -> _Draft:
-    units, seen, signal = [], 0, _signal_in(body)
-    for line in _lines(body):
+    units, seen, lines = [], 0, _lines(body)
+    for line, flag in zip(lines, _flagged(body, lines), strict=True):
         bare = line.strip()
-        if _LISTING_FRAME.match(bare) or (not bare and seen <= LISTING_HEAD_ROWS):
+        if _LISTING_FRAME.match(bare) or (not bare and (seen <= LISTING_HEAD_ROWS or flag)):
             units.append(_Unit(line, keep=True, rows=0))
             continue
         if not bare:
             units.append(_Unit(line, keep=False, rows=0))
             continue
         seen += 1
-        flag = signal(line)
         units.append(_Unit(line, keep=seen <= LISTING_HEAD_ROWS or flag, safety=flag))
     return _draft(units, _emit_gaps(units, _rows_marker))
 
@@ -386,13 +391,12 @@ _TEST_KEEP = re.compile(
 
 
 def _compact_test_output(body: str) -> _Draft:
-    units, summary, frame_source, signal = [], False, False, _signal_in(body)
-    for line in _lines(body):
+    units, summary, frame_source, lines = [], False, False, _lines(body)
+    for line, flag in zip(lines, _flagged(body, lines), strict=True):
         if _TEST_SECTION.match(line):
             summary = "short test summary info" in line
             units.append(_Unit(line, keep=True))
             continue
-        flag = signal(line)
         # a unittest frame: its ``File`` line and the source line under it say where
         keep = summary or flag or frame_source or _TEST_KEEP.search(line) is not None
         frame_source = _FRAME.match(line) is not None
@@ -413,33 +417,34 @@ _FRAME = re.compile(r"\s+File \"")
 
 
 def _compact_stack_trace(body: str) -> _Draft:
-    lines, units, i, signal = _lines(body), [], 0, _signal_in(body)
+    lines, units, i = _lines(body), [], 0
+    flags = _flagged(body, lines)
     while i < len(lines):
         units.append(_Unit(lines[i], keep=True, rows=0))
         if _TRACEBACK.match(lines[i]):
-            frames, i = _frames(lines, i + 1)
-            units.extend(_frame_units(frames, signal))
+            frames, i = _frames(lines, flags, i + 1)
+            units.extend(_frame_units(frames))
         else:
             i += 1
     return _draft(units, _emit_gaps(units, _frames_marker))
 
 
-def _frames(lines: list[str], i: int) -> tuple[list[str], int]:
-    """The frames after a ``Traceback`` line, each with its source lines; and where they end."""
-    frames: list[str] = []
+def _frames(lines: list[str], flags: list[bool], i: int) -> tuple[list[tuple[str, bool]], int]:
+    """The frames after a ``Traceback`` line, each with its source lines and whether a
+    safety match touches one of them; and where they end."""
+    frames: list[tuple[str, bool]] = []
     while i < len(lines) and lines[i][:1] in (" ", "\t"):
         if _FRAME.match(lines[i]) or not frames:
-            frames.append(lines[i])
+            frames.append((lines[i], flags[i]))
         else:
-            frames[-1] += lines[i]
+            frames[-1] = (frames[-1][0] + lines[i], frames[-1][1] or flags[i])
         i += 1
     return frames, i
 
 
-def _frame_units(frames: list[str], signal: Callable[[str], bool]) -> list[_Unit]:
+def _frame_units(frames: list[tuple[str, bool]]) -> list[_Unit]:
     units = []
-    for index, frame in enumerate(frames):
-        flag = signal(frame)
+    for index, (frame, flag) in enumerate(frames):
         edge = index < HEAD_FRAMES or index >= len(frames) - TAIL_FRAMES
         units.append(_Unit(frame, keep=edge or flag, safety=flag))
     return units
@@ -459,9 +464,8 @@ _DIFF_HEADER = re.compile(
 
 
 def _compact_diff(body: str) -> _Draft:
-    units, changed, signal = [], 0, _signal_in(body)
-    for line in _lines(body):
-        flag = signal(line)
+    units, changed, lines = [], 0, _lines(body)
+    for line, flag in zip(lines, _flagged(body, lines), strict=True):
         if _DIFF_HEADER.match(line):
             keep = True
         elif line[:1] in ("+", "-"):
@@ -487,33 +491,25 @@ def _is_long_text(body: str) -> bool:
 
 
 def _compact_long_text(body: str) -> _Draft:
-    clean = _signal_in(body) is _no_signal
-    pieces = [piece for line in _lines(body) for piece in _pieces(line, clean)]
+    pieces = [piece for line in _lines(body) for piece in _pieces(line)]
     head = _fit(pieces, HEAD_CHARS)
     tail = len(pieces) - _fit(pieces[::-1], TAIL_CHARS)
     units = []
-    for index, (piece, flag) in enumerate(pieces):
+    for index, (piece, flag) in enumerate(zip(pieces, _flagged(body, pieces), strict=True)):
         keep = index < head or index >= max(head, tail) or flag
         units.append(_Unit(piece, keep=keep, safety=flag))
     return _draft(units, _emit_gaps(units, _chars_marker))
 
 
-def _pieces(line: str, clean: bool = False) -> list[tuple[str, bool]]:
-    """A line cut to PIECE_CHARS pieces, each marked when a safety match overlaps it;
-    ``clean``: the line is known to have none."""
-    flagged: set[int] = set()
-    for start, end in () if clean else safety_spans(line):
-        flagged.update(range(start // PIECE_CHARS, (end - 1) // PIECE_CHARS + 1))
-    return [
-        (line[at : at + PIECE_CHARS], at // PIECE_CHARS in flagged)
-        for at in range(0, len(line), PIECE_CHARS)
-    ]
+def _pieces(line: str) -> list[str]:
+    """A line cut to PIECE_CHARS pieces."""
+    return [line[at : at + PIECE_CHARS] for at in range(0, len(line), PIECE_CHARS)]
 
 
-def _fit(pieces: list[tuple[str, bool]], budget: int) -> int:
+def _fit(pieces: list[str], budget: int) -> int:
     """How many pieces from the start fit in ``budget`` characters (at least one)."""
     used, count = 0, 0
-    for piece, _ in pieces:
+    for piece in pieces:
         used += len(piece)
         if used > budget and count:
             break

@@ -6,8 +6,9 @@ an email address or a Luhn-valid card number. Terms match on letter boundaries, 
 ``DeprecationWarning`` or ``adobe`` do not.
 
 ``has_safety_signal`` answers whether a text has one; ``safety_spans`` says where, with
-the matches a full scan of the text would find. Both are asked of every row, line and
-payload a compaction weighs, so both skip what cannot match: ASCII text is read by its
+the matches a full scan of the text would find (``segments_touched``: which of its lines a
+match overlaps, a phrase wrapped across lines included). Both are asked of every row, line
+and payload a compaction weighs, so both skip what cannot match: ASCII text is read by its
 words, terms are tried only where one can begin, addresses only where an ``@`` is, and
 card numbers only inside runs of digits.
 """
@@ -15,7 +16,8 @@ card numbers only inside runs of digits.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from bisect import bisect_right
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from compiler.prefilter import anchored_finditer, fold, leading_literals
@@ -88,6 +90,29 @@ def safety_spans(text: str) -> Iterator[tuple[int, int]]:
     if _LEAD_OF is not None and text.isascii():
         return _spans(text, _ascii_leads(text))
     return _spans(text)
+
+
+def segments_touched(text: str, starts: Sequence[int]) -> list[bool]:
+    """For each segment of ``text`` (segment i runs from ``starts[i]`` to the next start;
+    ``starts`` ascending, the first 0), whether a safety match of a scan over the whole
+    text overlaps it. A phrase wrapped across a line break flags every line it touches,
+    which a check of each line on its own would miss.
+
+    Example:
+        >>> text = "One daily. Do\\nnot exceed.\\nok"
+        >>> segments_touched(text, [0, 14, 26])
+        [True, True, False]
+        >>> [has_safety_signal(line) for line in text.split("\\n")]
+        [False, False, False]
+    """
+    flags = [False] * len(starts)
+    if not starts or not has_safety_signal(text):
+        return flags
+    for start, end in safety_spans(text):
+        first = bisect_right(starts, start) - 1
+        last = bisect_right(starts, max(start, end - 1)) - 1
+        flags[first : last + 1] = [True] * (last + 1 - first)
+    return flags
 
 
 def _spans(text: str, leads: frozenset[str] | None = _SAFETY_LEADS) -> Iterator[tuple[int, int]]:

@@ -341,6 +341,37 @@ def test_it_keeps_a_safety_line_from_the_middle_of_long_text():
     assert result.text.count("chars omitted (truncated=true)") == 2
 
 
+PAD = "lorem ipsum dolor sit amet consectetur adipiscing elit\n" * 40
+WRAPPED_PAYLOADS = {
+    "long_text": (PAD + "Adults take one tablet daily. Do\nnot exceed the stated dose.\n" + PAD),
+    "listing": "\n".join([*(f"./pkg/mod_{i}.py" for i in range(15)), "./labels/use", "by_date.txt"])
+    + "\n"
+    + "\n".join(f"./pkg/tail_{i}.py" for i in range(15)),
+    "diff": "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,300 +1,300 @@\n"
+    + "".join(f" context {i}\n" for i in range(150))
+    + " Adults take one tablet daily. Do\n not exceed the stated dose.\n"
+    + "".join(f" context {i}\n" for i in range(150)),
+    "test_output": "============ test session starts ============\ncollected 60 items\n"
+    + "".join(f"tests/test_a.py::test_{i} PASSED  [ 1%]\n" for i in range(30))
+    + "note: the fixture date of\nbirth is fixed\n"
+    + "".join(f"tests/test_b.py::test_{i} PASSED  [ 9%]\n" for i in range(30))
+    + "============ 60 passed in 0.50s ============\n",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(WRAPPED_PAYLOADS))
+def test_it_keeps_every_line_a_safety_phrase_wrapped_across_a_line_break_touches(shape):
+    payload = WRAPPED_PAYLOADS[shape]
+    wrapped = next(m for m in _SAFETY.finditer(payload) if "\n" in m.group())
+    first = payload.rfind("\n", 0, wrapped.start()) + 1
+    last = payload.find("\n", wrapped.end())
+    result = compact(payload)
+    assert result.shape == shape and result.changed
+    for line in payload[first:last].split("\n"):
+        assert line in result.text.split("\n")
+    assert result.safety_rows_kept >= 2
+
+
 def test_it_cuts_a_single_enormous_line():
     payload = "x" * 20_000 + " expired " + "y" * 20_000
     result = compact(payload)
@@ -515,6 +546,26 @@ def test_it_always_keeps_the_safety_lines_of_text(lines):
     for line in text.split("\n"):
         if len(line) <= PIECE_CHARS and has_safety_signal(line):
             assert line in result.text
+
+
+WRAPPED_PHRASES = st.sampled_from(
+    ["Adults: Do\nnot exceed the dose", " best\n before 2025-01-01", "date of\nbirth: 1990"]
+)
+
+
+@PLAIN
+@given(st.lists(SHAPED_LINES | WRAPPED_PHRASES, max_size=300), st.booleans())
+def test_it_always_keeps_every_line_a_wrapped_safety_phrase_touches(lines, padded):
+    text = "\n".join(lines)
+    text = f"{PAD}{text}\n{PAD}" if padded else text
+    if text.lstrip()[:1] in ("[", "{"):
+        return  # JSON is re-serialised: its rows are checked by the catalogue property
+    result = compact(text)
+    for start, end in safety_spans(text):
+        stop = text.find("\n", end)
+        touched = text[text.rfind("\n", 0, start) + 1 : len(text) if stop < 0 else stop]
+        for line in touched.split("\n"):
+            assert len(line) > PIECE_CHARS or line in result.text
 
 
 def full_scan(text: str) -> list[tuple[int, int]]:
