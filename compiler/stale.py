@@ -272,21 +272,24 @@ def _replaces(fields, earlier_fields) -> bool:
 
 
 def safety_lines(text: str) -> list[str]:
-    r"""The lines a safety signal starts on, in order, from one scan of the text.
+    r"""The lines a safety signal touches, in order, from one scan of the text: a
+    phrase wrapped across a line break brings every line it spans.
 
     Example:
         >>> safety_lines("ok\nPEANUT oil, peanut\n\nphone: 5")
         ['PEANUT oil, peanut', 'phone: 5']
+        >>> safety_lines("Take one daily. Do\nnot exceed the dose.\nok")
+        ['Take one daily. Do', 'not exceed the dose.']
     """
-    starts = sorted(start for start, _ in safety_spans(text))
-    found, seen = [], -1
-    for start in starts:  # a start's line runs from the line break before it to the next
-        begins = text.rfind("\n", 0, start) + 1
-        if begins == seen:
+    found, covered = [], 0  # the text before ``covered`` is in ``found`` already
+    for start, end in sorted(safety_spans(text)):
+        ends = text.find("\n", max(start, end - 1))
+        ends = len(text) if ends < 0 else ends
+        if ends < covered:
             continue
-        ends = text.find("\n", start)
-        found.append(text[begins:] if ends < 0 else text[begins:ends])
-        seen = begins
+        begins = max(text.rfind("\n", 0, start) + 1, covered)
+        found.extend(text[begins:ends].split("\n"))
+        covered = ends + 1
     return found
 
 
