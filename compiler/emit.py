@@ -15,7 +15,8 @@ compiling compiled output never stacks headers.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from json.encoder import encode_basestring
 
 from compiler.messages import Message, with_content
@@ -119,19 +120,21 @@ def strip_compiled_one(message: Message) -> tuple[Message | None, bool]:
     return with_content(message, text), True
 
 
-def state_lines(register: Register) -> list[str]:
-    """One line per live slot: value, turn, provenance and flags."""
-    return [_line(register, entry) for entry in register.active]
+def state_lines(register: Register, number: Callable[[int], int] | None = None) -> list[str]:
+    """One line per live slot: value, turn, provenance and flags. ``number`` gives the
+    turn as the caller counts it (see ``Compilation.numbers``); by default, as read."""
+    return [_line(register, entry, number) for entry in register.active]
 
 
-def _line(register: Register, entry: Entry) -> str:
+def _line(register: Register, entry: Entry, number: Callable[[int], int] | None) -> str:
+    turn = entry.turn if number is None else number(entry.turn)
     flags = [entry.provenance.value]
     if entry.pinned:
         flags.append("pinned")
     if entry.unsure:
         flags.append("unsure")
     value = _quote(register.shown_value(entry))
-    return f"  - {entry.slot} = {value} (turn {entry.turn} [{', '.join(flags)}])"
+    return f"  - {entry.slot} = {value} (turn {turn} [{', '.join(flags)}])"
 
 
 def _quote(value: str) -> str:
@@ -159,14 +162,18 @@ def emit(
     invariants: tuple[str, ...] = (),
     recall: Recall | None = None,
     instruction: str = "",
+    number: Callable[[int], int] | None = None,
 ) -> Emitted:
     """Lay the compiled messages out for ``mode``.
 
     ``instruction`` (the taught write protocol) goes into the first system
     message in ``compact`` mode, and at the tail in ``cache_friendly`` mode so
-    the cached prefix stays untouched.
+    the cached prefix stays untouched. ``number`` renumbers the turns the text
+    names (the state lines, a recall) as the caller counts them.
     """
-    lines = state_lines(register)
+    lines = state_lines(register, number)
+    if recall is not None and number is not None:
+        recall = replace(recall, turn=number(recall.turn))
     rules = invariant_lines(invariants)
     if mode == "cache_friendly":
         return _cache_friendly(messages, lines, rules, instruction)

@@ -107,6 +107,9 @@ class Compilation:
     options: Options
     recall: Recall | None = None
     instruction: str = ""
+    # each input turn's number as the caller counts it (its place in the caller's list),
+    # where that is not its index in ``input``; telemetry and the text report these
+    numbers: tuple[int, ...] | None = None
     # None: no memo outlives this compile, so each dict and count is built once, and
     # remembering them would only cost
     token_memo: dict | None = field(default=None, compare=False)
@@ -158,7 +161,8 @@ def compile_messages(messages: list, *, token_counter: Any = None, cache: bool =
         result, warnings = HISTORIES.compile(list(messages), chosen, chosen.cache_key)
     else:
         parsed = read_message_list(messages)
-        result, warnings = run(parsed.messages, chosen), parsed.warnings
+        progress = Progress(chosen, by_item=True).extend(parsed.messages)
+        result, warnings = progress.finish(remember=False), parsed.warnings
     return _finish(result, warnings, started, token_counter)
 
 

@@ -87,7 +87,7 @@ class HistoryCache:
         keys = [item_key(item) for item in items]
         chain = _chain(keys)
         start, found = self._longest(options_key, keys, chain)
-        progress = found.copy() if found is not None else Progress(options)
+        progress = found.copy() if found is not None else Progress(options, by_item=True)
         progress.options = options  # the layout options (invariants, recall, …) are this call's
         if start < len(items):
             parsed = read_message_list(items[start:], start=start)

@@ -39,9 +39,14 @@ if TYPE_CHECKING:
 class Progress:
     """Per-message stage results for a history, extendable and copyable."""
 
-    def __init__(self, options: Options):
+    def __init__(self, options: Options, *, by_item: bool = False):
         schema = options.schema
         self.options = options
+        # how the caller counts turns: by_item, each message's place in the caller's list
+        # (``line - 1``, which counts items the reader skipped); else as they were read.
+        # ``sources`` holds, per clean message, its index in ``original``.
+        self.by_item = by_item
+        self.sources: list[int] = []
         self.keys: list = []
         self.original: list[Message] = []
         self.warnings: list = []
@@ -67,7 +72,7 @@ class Progress:
     def copy(self) -> Progress:
         twin = Progress.__new__(Progress)
         twin.__dict__.update(self.__dict__)
-        for name in ("keys", "original", "warnings", "clean", "kinds", "read_keys"):
+        for name in ("keys", "original", "warnings", "clean", "kinds", "read_keys", "sources"):
             setattr(twin, name, list(getattr(self, name)))
         names = ("calls", "shaped", "elided", "decoded", "token_memo", "dict_memo", "replacements")
         for name in names:
@@ -93,6 +98,7 @@ class Progress:
         if kept is None:
             return
         turn = len(self.clean)
+        self.sources.append(len(self.original) - 1)
         before = len(self.declare.observations)
         kept = self.declare.message(turn, kept)
         previous = self.clean[-1] if self.clean else None
@@ -127,7 +133,9 @@ class Progress:
         calling = frozenset(i for i, message in enumerate(clean) if message.tool_calls)
         retired = retire(reg, tuple(self.kinds), calling) if compacting else ()
         gone = frozenset(r.turn for r in retired)
-        compacted = self._compacted(gone) if compacting else {}
+        numbers = self._numbers()
+        number = numbers.__getitem__ if numbers is not None else None
+        compacted = self._compacted(gone, number) if compacting else {}
         hit = recall(options.recall_query, clean, tuple(sorted(gone)))
         instruction = ""
         if options.teach_protocol:
@@ -141,6 +149,7 @@ class Progress:
             invariants=options.invariants,
             recall=hit,
             instruction=instruction,
+            number=number,
         )
         return Compilation(
             original=tuple(self.original),
@@ -155,10 +164,22 @@ class Progress:
             options=options,
             recall=hit,
             instruction=instruction,
+            numbers=numbers,
             token_memo=self.token_memo if remember else None,
             dict_memo=self.dict_memo if remember else None,
             held=self._held,
         )
+
+    def _numbers(self) -> tuple[int, ...] | None:
+        """Each clean message's turn number as the caller counts it, or None where that is
+        its index already: a caller's list holds no item the reader skipped and no compiled
+        header it stripped, or the history was read from text."""
+        original = self.original
+        if not self.by_item or not original:
+            return None
+        if len(self.sources) == len(original) == original[-1].line:
+            return None
+        return tuple(self.original[source].line - 1 for source in self.sources)
 
     def _held(self, message: Message, origin: int | None) -> bool:
         """Whether an output message is one this progress keeps (so memos may key on it)."""
@@ -180,7 +201,7 @@ class Progress:
             self.replacements[index] = memo
         return memo[1]
 
-    def _compacted(self, gone: frozenset[int]) -> dict[int, Compacted]:
+    def _compacted(self, gone: frozenset[int], number=None) -> dict[int, Compacted]:
         """Each payload compacted by its shape, or, when a later read replaced it and
         that is shorter, a stale-read notice; payloads the agent has not answered
         yet are left whole (``fresh_payloads``)."""
@@ -195,7 +216,7 @@ class Progress:
                 continue  # the agent has not answered it yet: it stays whole
             result = self._shaped(index)
             if index in replaced:  # a stale read: its notice, unless shaping cuts more
-                elided = self._elided(index, *replaced[index])
+                elided = self._elided(index, *replaced[index], number)
                 if elided.changed and elided.compacted_chars < result.compacted_chars:
                     result = elided
             if result.changed:
@@ -208,15 +229,17 @@ class Progress:
             self.shaped[index] = compact(message.content, tool_name=message.name, memo=self.decoded)
         return self.shaped[index]
 
-    def _elided(self, index: int, key: str, later: int) -> Compacted:
-        if (index, later) not in self.elided:
+    def _elided(self, index: int, key: str, later: int, number=None) -> Compacted:
+        # the notice names the later turn as the caller counts it, so that is the memo's key
+        shown = later if number is None else number(later)
+        if (index, shown) not in self.elided:
             text = self.clean[index].content
             if key.startswith("record "):
                 later_text = self.clean[later].content
                 result = elide_record(
-                    text, later_text, replaced_by=later, key=key, memo=self.decoded
+                    text, later_text, replaced_by=shown, key=key, memo=self.decoded
                 )
             else:
-                result = elide(text, replaced_by=later, key=key)
-            self.elided[(index, later)] = result
-        return self.elided[(index, later)]
+                result = elide(text, replaced_by=shown, key=key)
+            self.elided[(index, shown)] = result
+        return self.elided[(index, shown)]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 from compiler.messages import Message, message_to_dict
-from compiler.retire import retirement_violations
+from compiler.retire import Retired, retirement_violations
 from compiler.tokens import CharEstimator
 
 
@@ -55,16 +57,17 @@ def telemetry(result, *, counter, elapsed_ms: float, warnings, output: list[dict
     mode = result.options.mode
     raw, compiled = _token_counts(result, counter)
     saved = max(0, raw - compiled)
-    retired = [r.turn for r in result.retired]
+    n = result.numbers.__getitem__ if result.numbers is not None else _same
+    retired = [n(r.turn) for r in result.retired]
     preserved = _prefix(result.original, result.emitted.messages, output)
     return {
         "mode": mode,
         "active_state_slots": {e.slot: reg.shown_value(e) for e in reg.active},
-        "state": {e.slot: _fact(reg, e) for e in reg.active},
-        "state_history": _history(reg),
+        "state": {e.slot: _fact(reg, e, n) for e in reg.active},
+        "state_history": _history(reg, n),
         "retired_turn_indices": retired,
         "retired_turn_count": len(retired),
-        "retired_turns": [_retired(result, r) for r in result.retired],
+        "retired_turns": [_retired(result, r, n) for r in result.retired],
         "raw_token_count": raw,
         "compiled_token_count": compiled,
         "tokens_saved": saved,
@@ -73,22 +76,23 @@ def telemetry(result, *, counter, elapsed_ms: float, warnings, output: list[dict
         "token_growth": compiled - raw,
         "token_estimator": counter.name,
         "tool_payloads_compacted": len(result.compacted),
-        "compacted_payloads": [_payload(i, c) for i, c in sorted(result.compacted.items())],
+        "compacted_payloads": [_payload(n(i), c) for i, c in sorted(result.compacted.items())],
         "state_keys_dropped_over_limit": list(reg.dropped_over_limit),
         "state_values_truncated": list(reg.truncated_values),
         "kv_cache_prefix_messages_preserved": preserved,
         "kv_cache_prefix_intact": preserved == len(result.original),
         "retirement_violations": [
-            v.__dict__ | {"supports": list(v.supports)} for v in retirement_violations(reg, retired)
+            v.__dict__ | {"turn": n(v.turn), "supports": list(map(n, v.supports))}
+            for v in retirement_violations(reg, [r.turn for r in result.retired])
         ],
-        "declarations": _declarations(result, counter),
-        "conflicts": [_conflict(c) for c in reg.conflicts],
-        "rejected_writes": [_refusal(r) for r in (*result.declared.refusals, *reg.refusals)],
+        "declarations": _declarations(result, counter, n),
+        "conflicts": [_conflict(c, n) for c in reg.conflicts],
+        "rejected_writes": [_refusal(r, n) for r in (*result.declared.refusals, *reg.refusals)],
         "reaffirmations": reg.reaffirmations,
         "messages_in": len(result.original),
         "messages_out": len(output),
         "compiled_markup_stripped": result.markup_stripped,
-        "recall": _recall(result),
+        "recall": _recall(result, n),
         "parse_warnings": [str(w) for w in warnings],
         "compile_time_ms": round(max(elapsed_ms, 0.001), 3),
     }
@@ -116,36 +120,47 @@ def _token_counts(result, counter) -> tuple[int, int]:
     return raw, compiled
 
 
-def _fact(reg, entry) -> dict:
+def _same(turn: int) -> int:
+    return turn
+
+
+def _fact(reg, entry, n) -> dict:
     return {
         "value": reg.shown_value(entry),
-        "turn": entry.turn,
+        "turn": n(entry.turn),
         "provenance": entry.provenance.value,
         "pinned": entry.pinned,
         "unsure": entry.unsure,
-        "supports": list(entry.supports),
+        "supports": list(map(n, entry.supports)),
     }
 
 
-def _history(reg) -> dict:
+def _history(reg, n) -> dict:
     history: dict[str, list] = {}
     for entry in reg.history:
         history.setdefault(entry.slot, []).append(
             {
                 "value": entry.value,
-                "turn": entry.turn,
+                "turn": n(entry.turn),
                 "provenance": entry.provenance.value,
-                "superseded_by": entry.superseded_by,
-                "revoked_at": entry.revoked_at,
+                "superseded_by": _maybe(n, entry.superseded_by),
+                "revoked_at": _maybe(n, entry.revoked_at),
             }
         )
     return dict(sorted(history.items()))
 
 
-def _retired(result, retired) -> dict:
+def _maybe(n, turn: int | None) -> int | None:
+    return None if turn is None else n(turn)
+
+
+def _retired(result, retired, n) -> dict:
+    role = result.input[retired.turn].role
+    if n is not _same:  # the reason names turns too
+        retired = Retired(n(retired.turn), tuple((s, n(by)) for s, by in retired.superseded))
     return {
         "turn": retired.turn,
-        "role": result.input[retired.turn].role,
+        "role": role,
         "reason": retired.reason,
         "superseded_by": dict(retired.superseded),
     }
@@ -166,31 +181,31 @@ def _payload(index, compacted) -> dict:
 _WINNER = {"declared": "the declaration"}
 
 
-def _conflict(conflict) -> dict:
+def _conflict(conflict, n) -> dict:
     """Both values with their turns; named declared/inferred where they are those."""
     kept, refused = conflict.kept.provenance.value, conflict.refused_provenance.value
     out = {
         "entity": conflict.slot,
         "kept": conflict.kept.value,
-        "kept_turn": conflict.kept.turn,
+        "kept_turn": n(conflict.kept.turn),
         "kept_provenance": kept,
         "refused": conflict.refused_value,
-        "refused_turn": conflict.refused_turn,
+        "refused_turn": n(conflict.refused_turn),
         "refused_provenance": refused,
         "note": f"{_WINNER.get(kept, f'the {kept} value')} won; verify it is still correct",
     }
     if kept != refused:
         out[kept] = conflict.kept.value
-        out[f"{kept}_turn"] = conflict.kept.turn
+        out[f"{kept}_turn"] = out["kept_turn"]
         out[refused] = conflict.refused_value
-        out[f"{refused}_turn"] = conflict.refused_turn
+        out[f"{refused}_turn"] = out["refused_turn"]
     return out
 
 
-def _refusal(refusal) -> dict:
+def _refusal(refusal, n) -> dict:
     out = {
         "entity": refusal.slot,
-        "turn": refusal.turn,
+        "turn": n(refusal.turn),
         "kind": refusal.kind,
         "reason": refusal.reason,
     }
@@ -201,7 +216,7 @@ def _refusal(refusal) -> dict:
     return out
 
 
-def _declarations(result, counter) -> dict:
+def _declarations(result, counter, n) -> dict:
     """The write path's figures for this compile."""
     declared = result.declared
     active = result.register.active
@@ -219,7 +234,7 @@ def _declarations(result, counter) -> dict:
         "declaration_policy": result.options.declaration_policy,
         "value_policy": result.options.value_policy,
         "slots_with_a_value_contract": contracts,
-        "problems": list(declared.problems),
+        "problems": [_renumbered(problem, n) for problem in declared.problems],
     }
 
 
@@ -239,13 +254,24 @@ def _prefix(original: tuple[Message, ...], emitted: tuple[Message, ...], output:
     return count
 
 
-def _recall(result) -> dict | None:
+def _recall(result, n) -> dict | None:
     hit = result.recall
     if hit is None:
         return None
     return {
-        "turn": hit.turn,
+        "turn": n(hit.turn),
         "role": hit.role,
         "score": hit.score,
         "placed": result.emitted.recall_placed,
     }
+
+
+_PROBLEM_TURN = re.compile(r"\Aturn (\d+): ")
+
+
+def _renumbered(problem: str, n) -> str:
+    """A declaration problem ("turn 3: …", written as the fold read it) with its turn as
+    the caller counts it."""
+    if n is _same:
+        return problem
+    return _PROBLEM_TURN.sub(lambda match: f"turn {n(int(match.group(1)))}: ", problem, count=1)
