@@ -281,6 +281,7 @@ def _row(item: Item, transcript: compare.Transcript) -> dict:
         "characters": transcript.chars,
         "raw_tokens": transcript.tokens,
         "raw_tokens_outside_system": transcript.tokens_outside_system,
+        "raw_tokens_outside_prompt": transcript.tokens_outside_prompt,
         "gold": {k: sorted(v) for k, v in gold.items()} if gold is not None else None,
     }
 
@@ -390,6 +391,7 @@ def _light_transcript(row: dict) -> compare.Transcript:
         chars=row["characters"],
         tokens=row["raw_tokens"],
         tokens_outside_system=row["raw_tokens_outside_system"],
+        tokens_outside_prompt=row.get("raw_tokens_outside_prompt", 0),
         gold={k: frozenset(v) for k, v in gold.items()} if gold is not None else None,
     )
 
@@ -398,7 +400,8 @@ _OUTCOME_FIELDS = tuple(compare.Outcome.__dataclass_fields__)
 
 
 def _outcome(data: dict) -> compare.Outcome:
-    return compare.Outcome(**{k: copy.deepcopy(data[k]) for k in _OUTCOME_FIELDS})
+    # a field added since a row was stored keeps its default there
+    return compare.Outcome(**{k: copy.deepcopy(data[k]) for k in _OUTCOME_FIELDS if k in data})
 
 
 def header(rows: list[dict]) -> dict:

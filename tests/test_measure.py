@@ -16,6 +16,7 @@ from types import SimpleNamespace as NS
 
 import pytest
 
+from compiler.telemetry import message_tokens
 from tests.bench.fit_schemas import score_gold
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,6 +24,7 @@ SCRIPT = ROOT / "tests" / "bench" / "measure.py"
 FIXTURE = ROOT / "tests" / "fixtures" / "formats" / "tau-airline-two-records.json"
 ROWS = (
     "token reduction",
+    "same, system messages and first user turn left out (N=2, Σraw=",
     "first user turn kept verbatim (of N=2 with one)",
     "system prompt kept verbatim (of N=2 with one)",
     "facts (live in final registers",
@@ -81,6 +83,18 @@ def test_it_counts_the_corpus_and_the_gold_pairs():
     assert counted == {"transcripts": 2, "turns": 24, "raw_tokens": 4297}
     assert report["gold"]["slots_with_gold"] == 7
     assert sum(report["gold"]["ours"]["total"].values()) == 7
+
+
+def test_it_sets_the_policy_and_the_task_aside_for_the_conversation_alone():
+    report = _report()
+    ours = report["figures"]["ours"]
+    raw = 0
+    for transcript in measure.read_corpus(FIXTURE):
+        rest = [m for m in transcript.messages if m["role"] != "system"]
+        task = next(m for m in rest if m["role"] == "user")
+        raw += sum(message_tokens(measure.ESTIMATOR, m) for m in rest if m is not task)
+    assert 0 < ours["raw_tokens_outside_prompt"] == raw < ours["raw_tokens_outside_system"]
+    assert 0 < ours["token_reduction_outside_prompt"] < 1
 
 
 def test_it_checks_identifiers_the_agent_used_later_against_the_compiled_prefix():

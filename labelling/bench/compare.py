@@ -94,6 +94,8 @@ class Transcript:
     tokens: int
     tokens_outside_system: int
     gold: dict[str, frozenset[str]] | None
+    # 0 in a row stored before this figure existed
+    tokens_outside_prompt: int = 0
 
 
 class Chars:
@@ -125,8 +127,8 @@ def transcript_of(ident: str, messages: list[dict], record: Any = None) -> Trans
     Example:
         >>> t = transcript_of("t", [{"role": "system", "content": "x" * 9},
         ...                         {"role": "user", "content": "hello"}])
-        >>> t.chars, t.tokens, t.tokens_outside_system, t.gold
-        (14, 3, 1, None)
+        >>> t.chars, t.tokens, t.tokens_outside_system, t.tokens_outside_prompt, t.gold
+        (14, 3, 1, 0, None)
     """
     return Transcript(
         ident=ident,
@@ -134,6 +136,7 @@ def transcript_of(ident: str, messages: list[dict], record: Any = None) -> Trans
         chars=sum(message_tokens(Chars(), m) for m in messages),
         tokens=sum(message_tokens(ESTIMATOR, m) for m in messages),
         tokens_outside_system=tokens_outside_system(messages),
+        tokens_outside_prompt=tokens_outside_prompt(messages),
         gold=gold_values(record),
     )
 
@@ -141,6 +144,21 @@ def transcript_of(ident: str, messages: list[dict], record: Any = None) -> Trans
 def tokens_outside_system(messages: list[dict]) -> int:
     """Estimated tokens of every message but the system ones."""
     return sum(message_tokens(ESTIMATOR, m) for m in messages if m.get("role") != "system")
+
+
+def tokens_outside_prompt(messages: list[dict]) -> int:
+    """Estimated tokens of every message but the system ones and the first user one: what
+    is left once the standing instructions and the task statement are set aside, so two
+    compilers compare on the conversation alone (whatever either made of those two).
+
+    Example:
+        >>> tokens_outside_prompt([{"role": "system", "content": "x" * 40},
+        ...     {"role": "user", "content": "y" * 40}, {"role": "user", "content": "z" * 8}])
+        2
+    """
+    rest = [m for m in messages if m.get("role") != "system"]
+    first = next((i for i, m in enumerate(rest) if m.get("role") == "user"), None)
+    return sum(message_tokens(ESTIMATOR, m) for i, m in enumerate(rest) if i != first)
 
 
 def cluster_of(source: str, transcript_id: str, record: Any) -> str:
@@ -207,6 +225,7 @@ class Outcome:
     own_raw: int
     own_compiled: int
     mutated_input: bool
+    compiled_outside_prompt: int = 0  # 0 in a row stored before this figure existed
     seconds: float = math.inf
 
 
@@ -217,6 +236,7 @@ def warm_up(lib: Library, transcript: Transcript) -> Outcome:
     return Outcome(
         compiled=sum(message_tokens(ESTIMATOR, m) for m in out),
         compiled_outside_system=tokens_outside_system(out),
+        compiled_outside_prompt=tokens_outside_prompt(out),
         system_kept=first_turn_kept(transcript.messages, out, "system"),
         first_user_kept=first_turn_kept(transcript.messages, out, "user"),
         facts=len(tel["active_state_slots"]),
@@ -287,6 +307,8 @@ def library_figures(lib: Library, outcomes: list[Outcome], corpus: list[Transcri
     clamped = sum(max(0, t.tokens - o.compiled) for t, o in zip(corpus, outcomes, strict=True))
     raw_rest = sum(t.tokens_outside_system for t in corpus)
     compiled_rest = sum(o.compiled_outside_system for o in outcomes)
+    raw_talk = sum(t.tokens_outside_prompt for t in corpus)
+    compiled_talk = sum(o.compiled_outside_prompt for o in outcomes)
     millis = [o.seconds * 1000 for o in outcomes]
     total_s = sum(o.seconds for o in outcomes)
     return {
@@ -297,6 +319,8 @@ def library_figures(lib: Library, outcomes: list[Outcome], corpus: list[Transcri
         "token_reduction_clamped": _share(clamped, raw),
         "token_reduction_outside_system": _share(raw_rest - compiled_rest, raw_rest),
         "raw_tokens_outside_system": raw_rest,
+        "token_reduction_outside_prompt": _share(raw_talk - compiled_talk, raw_talk),
+        "raw_tokens_outside_prompt": raw_talk,
         "system_prompts": sum(o.system_kept is not None for o in outcomes),
         "system_prompts_kept_verbatim": sum(o.system_kept is True for o in outcomes),
         "first_user_turns": sum(o.first_user_kept is not None for o in outcomes),

@@ -67,6 +67,7 @@ def _rows(report: dict, keys: list[str]) -> list[list[str]]:
     raw = report["raw_tokens"]
     reduction_label = f"token reduction, Σ(raw−compiled)/Σraw (N={n}, Σraw={raw:,})"
     rest = figures["ours"]["raw_tokens_outside_system"]
+    talk = figures["ours"]["raw_tokens_outside_prompt"]
     prompts = figures["ours"]["system_prompts"]
     rows = [
         row(
@@ -83,6 +84,11 @@ def _rows(report: dict, keys: list[str]) -> list[list[str]]:
         row(
             f"  same, system messages left out (N={n}, Σraw={rest:,})",
             lambda f: f["token_reduction_outside_system"],
+            pct,
+        ),
+        row(
+            f"  same, system messages and first user turn left out (N={n}, Σraw={talk:,})",
+            lambda f: f["token_reduction_outside_prompt"],
             pct,
         ),
         row("facts (live in final registers, Σ)", lambda f: f["facts"]),
@@ -109,7 +115,7 @@ def _rows(report: dict, keys: list[str]) -> list[list[str]]:
         (tasks, f"first user turn kept verbatim (of N={tasks} with one)",
          "first_user_turns_kept_verbatim"),
     ]  # fmt: skip
-    for at, (count, label, key) in enumerate((k for k in kept if k[0]), start=3):
+    for at, (count, label, key) in enumerate((k for k in kept if k[0]), start=4):
         rows.insert(at, row(label, lambda f, key=key, n=count: _count_pct(f[key], n)))
     if any(figures[k]["mutated_input"] for k in keys):
         rows.append(row("inputs mutated by the call", lambda f: f["mutated_input"]))

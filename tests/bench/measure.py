@@ -16,7 +16,9 @@ How the figures are made, so they can be compared:
   so its self-reported totals are kept in the JSON only, as a cross-check.
 - Token reduction: Σ(raw − compiled) / Σraw over the corpus. A context that
   grew counts against its library. Also printed: the same with saved ≥ 0 per
-  transcript (as telemetry reports it), and with system messages left out.
+  transcript (as telemetry reports it), with system messages left out, and
+  with system messages and the first user turn left out (the conversation
+  alone, whatever either library made of the policy and the task).
 - Fidelity: whether the first system turn (the agent's policy) and the first
   user turn (often the task) survive verbatim. A library can buy reduction by
   cutting them; these rows show when it does.
