@@ -131,7 +131,8 @@ class Progress:
         clean = tuple(self.clean)
         reg = self.fold.result()
         calling = frozenset(i for i, message in enumerate(clean) if message.tool_calls)
-        retired = retire(reg, tuple(self.kinds), calling) if compacting else ()
+        task = next((i for i, message in enumerate(clean) if message.role == "user"), None)
+        retired = retire(reg, tuple(self.kinds), calling, task) if compacting else ()
         gone = frozenset(r.turn for r in retired)
         numbers = self._numbers()
         number = numbers.__getitem__ if numbers is not None else None

@@ -40,10 +40,16 @@ class Violation:
 
 
 def retire(
-    register: Register, kinds: tuple[Kind, ...], calling: frozenset[int] = frozenset()
+    register: Register,
+    kinds: tuple[Kind, ...],
+    calling: frozenset[int] = frozenset(),
+    task: int | None = None,
 ) -> tuple[Retired, ...]:
     """Turns whose every fact is dead and which support nothing live; ``calling``
-    holds the turns that carry tool calls, whatever else they say.
+    holds the turns that carry tool calls, whatever else they say, and ``task`` is the
+    user's first turn. Neither is ever retired: a tool result must keep its call, and
+    the task statement says more than the facts a schema reads out of it ("book a
+    flight from New York to Seattle on May 20th" is not only a date).
 
     Example:
         >>> from compiler.extract import Observation
@@ -52,6 +58,8 @@ def retire(
         >>> retire(reg, (Kind.SPEECH,) * 5)
         (Retired(turn=0, superseded=(('f', 2),)),)
         >>> retire(reg, (Kind.SPEECH,) * 5, calling=frozenset({0}))
+        ()
+        >>> retire(reg, (Kind.SPEECH,) * 5, task=0)
         ()
     """
     carried: dict[int, list[Entry]] = {}
@@ -64,7 +72,7 @@ def retire(
         entries = carried[turn]
         if turn >= last_kept or kinds[turn] in (Kind.TOOL_CALL, Kind.MACHINE):
             continue
-        if turn in calling:
+        if turn in calling or turn == task:
             continue
         if any(entry.live for entry in entries):
             continue

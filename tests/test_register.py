@@ -105,3 +105,24 @@ def test_a_turn_that_speaks_and_calls_a_tool_is_never_retired():
     call_ids = {c["id"] for m in out for c in m.get("tool_calls") or ()}
     assert [m["tool_call_id"] for m in out if m["role"] == "tool"] == ["c1"]
     assert call_ids == {"c1"}
+
+
+def test_the_users_opening_request_is_never_retired_when_its_one_fact_is_superseded():
+    # a real airline opening (tau-bench gpt-4o trajectories, task0): the route and the
+    # intent are not slots, so retiring the turn for its date would lose the task itself
+    opening = "Hi! I'm looking to book a flight from New York to Seattle on May 20th."
+    messages = [
+        {"role": "system", "content": "You are an airline agent."},
+        {"role": "user", "content": opening},
+        {"role": "assistant", "content": "Sure. What is your user id?"},
+        {"role": "user", "content": "mia_li_3668. Actually, make it May 21st."},
+        {"role": "assistant", "content": "Searching flights for May 21st."},
+        {"role": "user", "content": "thanks"},
+        {"role": "assistant", "content": "Here they are."},
+    ]
+    out, tel = compile_messages(messages, schema=load_schema("travel"))
+    first = tel["state_history"]["flight_date"][0]
+    assert (first["value"], first["turn"]) == ("May 20th", 1)
+    assert first["superseded_by"] is not None
+    assert 1 not in tel["retired_turn_indices"]
+    assert opening in [m["content"] for m in out]

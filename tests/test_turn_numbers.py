@@ -162,6 +162,8 @@ def test_the_scenarios_exercise_every_kind_of_turn_number():
 def test_a_retired_index_names_the_turn_that_went_in_the_callers_list():
     messages = [
         "junk",
+        {"role": "user", "content": "Hi, I need a delivery."},
+        {"role": "assistant", "content": "Where to?"},
         {"role": "user", "content": "Please ship to 12 Oak Street."},
         {"role": "assistant", "content": "Sure."},
         {"role": "user", "content": "Ship to 900 Pine Avenue, Suite 12 instead."},
@@ -169,10 +171,10 @@ def test_a_retired_index_names_the_turn_that_went_in_the_callers_list():
         {"role": "user", "content": "thanks"},
     ]
     out, tel = compile_messages(messages, schema=LOGISTICS)
-    assert tel["retired_turn_indices"] == [1]
-    assert messages[1]["content"] == "Please ship to 12 Oak Street."
-    assert tel["state"]["delivery_address"]["turn"] == 3
-    assert '"900 Pine Avenue, Suite 12" (turn 3 [inferred])' in out[0]["content"]
+    assert tel["retired_turn_indices"] == [3]
+    assert messages[3]["content"] == "Please ship to 12 Oak Street."
+    assert tel["state"]["delivery_address"]["turn"] == 5
+    assert '"900 Pine Avenue, Suite 12" (turn 5 [inferred])' in out[0]["content"]
 
 
 def test_a_compiled_header_the_caller_passes_back_is_counted_as_the_callers_item():
@@ -192,9 +194,10 @@ def test_a_compiled_header_the_caller_passes_back_is_counted_as_the_callers_item
 
 
 def test_a_transcript_read_from_text_counts_its_turns_as_read():
-    text = "user: Please ship to 12 Oak Street.\nassistant: Sure.\n" + (
-        "user: Ship to 900 Pine Avenue, Suite 12 instead.\nassistant: Done.\nuser: thanks"
+    text = "user: Hi.\nassistant: Hello.\nuser: Please ship to 12 Oak Street.\n" + (
+        "assistant: Sure.\nuser: Ship to 900 Pine Avenue, Suite 12 instead.\n"
+        "assistant: Done.\nuser: thanks"
     )
     _, tel, warnings = compile_transcript(text, schema=LOGISTICS)
-    assert (tel["retired_turn_indices"], warnings) == ([0], [])
-    assert tel["state"]["delivery_address"]["turn"] == 2
+    assert (tel["retired_turn_indices"], warnings) == ([2], [])
+    assert tel["state"]["delivery_address"]["turn"] == 4
