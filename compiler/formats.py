@@ -352,28 +352,36 @@ def _embed(parsed: Parsed, line: int, key: str) -> Parsed:
 def _looks_jsonl(lines: list[str]) -> bool:
     """Two or more non-blank lines, each opening an object, one a whole object; or,
     when some lines do not open one (a comment, a stray line), at least two whole
-    objects and more lines opening an object than not. The other lines are skipped
-    with a warning each.
+    objects that are messages or transcript records, and more lines opening an object
+    than not. The other lines are skipped with a warning each.
 
-    Pretty-printed JSON fails this: its inner lines open with ``"`` or ``}``.
+    Pretty-printed JSON fails this: its inner lines open with ``"`` or ``}``. So does a
+    plain transcript whose tool output is JSON rows: the rows are objects, but not
+    messages, and its turn lines are the transcript.
 
     Example:
         >>> _looks_jsonl(['# export', '{"role": "user", "content": "a"}', '{"role": "user"}'])
         True
         >>> _looks_jsonl(['user: hi', '{"a": 1}', 'assistant: ok'])
         False
+        >>> _looks_jsonl(['user: check', 'tool [db]:', *['{"id": 1}'] * 6, 'assistant: ok'])
+        False
     """
     filled = [line for line in lines if line.strip()]
     opening = [line for line in filled if line.lstrip().startswith("{")]
     if len(opening) < 2 or len(opening) * 2 <= len(filled):
         return False
-    needed = 1 if len(opening) == len(filled) else 2
+    mixed = len(opening) < len(filled)
+    needed = 2 if mixed else 1
     for line in opening:
         value, error = _decode(line, _JSON_SPACE.match(line).end())
-        if error is None and isinstance(value, dict):
-            needed -= 1
-            if not needed:
-                return True
+        if error is not None or not isinstance(value, dict):
+            continue
+        if mixed and "role" not in value and _record_kind(value) is None:
+            continue  # a row of data, not a message: it counts for nothing here
+        needed -= 1
+        if not needed:
+            return True
     return False
 
 

@@ -565,6 +565,18 @@ def test_jsonl_with_a_line_that_is_not_an_object_skips_that_line_with_its_number
     assert all("line skipped" in w.message for w in parsed.warnings)
 
 
+def test_a_text_transcript_whose_tool_output_is_json_rows_stays_a_text_transcript():
+    rows = "\n".join(json.dumps({"id": i, "status": "ok"}) for i in range(6))
+    text = (
+        "user: check the orders\nassistant: calling the db\ntool [db]:\n"
+        f"{rows}\nassistant: all six are ok\nuser: thanks"
+    )
+    parsed = formats(text)
+    assert [m.role for m in parsed.messages] == ["user", "assistant", "tool", "assistant", "user"]
+    assert parsed.messages[2].content == rows
+    assert parsed.warnings == ()
+
+
 def test_a_text_transcript_with_a_json_line_stays_a_text_transcript():
     parsed = formats('user: look\n{"a": 1}\nassistant: ok')
     assert [m.role for m in parsed.messages] == ["user", "assistant"]
