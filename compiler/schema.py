@@ -209,10 +209,14 @@ def schema_from_dict(data: Any, *, default_name: str) -> Schema:
     else:
         raw_slots = {key: value for key, value in data.items() if not key.startswith("_")}
         raw_slots.pop("name", None)
+        raw_slots.pop("immutable", None)  # read below, whatever the layout
     slots = tuple(_slot(key, value) for key, value in sorted(raw_slots.items()))
     immutable = data.get("immutable", data.get("__immutable__", ()))
     if not isinstance(immutable, list | tuple) or not all(isinstance(k, str) for k in immutable):
         raise SchemaError("'immutable' must be a list of slot names")
+    unknown = sorted(set(immutable) - {slot.name for slot in slots})
+    if unknown:
+        raise SchemaError(f"'immutable' names no slot of this schema: {', '.join(unknown)}")
     measurement = data.get("_measurement") if isinstance(data.get("_measurement"), dict) else {}
     return Schema(
         name=name,
@@ -261,9 +265,10 @@ def _action(slot: str, spec: Any) -> ActionMap:
         isinstance(spec.get(k), str) for k in ("tool", "argument")
     ):
         raise SchemaError(f"slot {slot!r}: an action needs 'tool' and 'argument' strings")
-    return ActionMap(
-        tool=spec["tool"], argument=spec["argument"], commits=spec.get("commits", True)
-    )
+    commits = spec.get("commits", True)
+    if not isinstance(commits, bool):  # "false" would read as true
+        raise SchemaError(f"slot {slot!r}: an action's 'commits' must be true or false")
+    return ActionMap(tool=spec["tool"], argument=spec["argument"], commits=commits)
 
 
 def _digest(slots: tuple[Slot, ...], immutable: Any) -> str:

@@ -14,6 +14,7 @@ import re
 import pytest
 
 from compiler.classify import Kind, classify
+from compiler.errors import SchemaError
 from compiler.extract import extract, extract_turn
 from compiler.messages import Message
 from compiler.schema import PATTERN_FLAGS, SCHEMA_DIR, list_schemas, load_schema
@@ -551,3 +552,25 @@ def test_adding_a_slot_to_a_state_dag_keeps_the_schemas_tool_call_mappings():
     after = compile_messages(messages, schema=dag)[1]["active_state_slots"]
     assert before == after == {"current_file": "src/fields.py"}
     assert "ticket_id" in dag.schema.slot_names
+
+
+def test_the_plain_layout_reads_immutable_as_the_list_it_is_not_as_a_slot():
+    schema = load_schema({"a": [r"a is (\w+)"], "immutable": ["a"]})
+    assert (schema.slot_names, schema.immutable) == (("a",), frozenset({"a"}))
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"a": [r"a is (\w+)"], "immutable": ["b"]}, "'immutable' names no slot of this schema: b"),
+        (
+            {"slots": {"a": {"patterns": [r"a is (\w+)"], "actions": [
+                {"tool": "t", "argument": "x", "commits": "false"}]}}},
+            "slot 'a': an action's 'commits' must be true or false",
+        ),
+    ],
+)  # fmt: skip
+def test_a_schema_that_says_something_it_cannot_mean_is_refused(data, message):
+    with pytest.raises(SchemaError) as caught:
+        load_schema(data)
+    assert str(caught.value) == message
