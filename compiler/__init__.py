@@ -5,6 +5,7 @@ No model call, no network, no runtime dependency. Same input, same output.
 
 from compiler.engine import compile_messages, compile_transcript, run
 from compiler.errors import CompilerError, OptionError, SchemaError, TranscriptError
+from compiler.openai import patch_openai
 from compiler.retire import retirement_violations as get_retirement_violations
 from compiler.schema import list_schemas, load_schema, schema_summary
 from compiler.statedag import StateDAG
@@ -22,6 +23,7 @@ __all__ = [
     "get_retirement_violations",
     "list_schemas",
     "load_schema",
+    "patch_openai",
     "run",
     "schema_summary",
 ]

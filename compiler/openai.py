@@ -21,8 +21,9 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from compiler.engine import compile_messages
+from compiler.engine import Options, compile_messages
 from compiler.errors import OptionError
+from compiler.tokens import resolve_counter
 
 TELEMETRY_ATTRIBUTE = "context_gc"
 # Marks on a wrapper: the unpatched ``create`` and the options it compiles with.
@@ -88,15 +89,17 @@ def patch_openai(
     completions = _completions(client)
     original = getattr(completions.create, _ORIGINAL, completions.create)
     options = MappingProxyType(
-        compile_options(
-            schema=schema,
-            mode=mode,
-            invariants=invariants,
-            teach_protocol=teach_protocol,
-            declaration_policy=declaration_policy,
-            value_policy=value_policy,
-            recall_query=recall_query,
-            token_counter=token_counter,
+        _frozen(
+            compile_options(
+                schema=schema,
+                mode=mode,
+                invariants=invariants,
+                teach_protocol=teach_protocol,
+                declaration_policy=declaration_policy,
+                value_policy=value_policy,
+                recall_query=recall_query,
+                token_counter=token_counter,
+            )
         )
     )
     wrap = _async_wrapper if _is_async(original) else _sync_wrapper
@@ -129,6 +132,32 @@ def compile_options(**options: Any) -> dict[str, Any]:
         elif name not in DEFAULTS or DEFAULTS[name] != value:
             raise OptionError(f"compile_messages has no option {name!r}")
     return kept
+
+
+def _frozen(options: dict[str, Any]) -> dict[str, Any]:
+    """The options validated now (a bad one is refused when patching, not on the first
+    call) and copied, so a list of invariants the caller changes later changes nothing.
+
+    Example:
+        >>> rules = ["Never refund"]
+        >>> frozen = _frozen({"invariants": rules, "mode": "compact"})
+        >>> rules.append("Always upsell")
+        >>> frozen["invariants"]
+        ('Never refund',)
+        >>> _frozen({"mode": "fast"})
+        Traceback (most recent call last):
+        ...
+        compiler.errors.OptionError: unknown mode 'fast'; expected one of compact, cache_friendly
+    """
+    counter = options.get("token_counter")
+    if counter is not None:
+        resolve_counter(counter)
+    chosen = Options.build(**{k: v for k, v in options.items() if k != "token_counter"})
+    frozen = dict(options)
+    for name in ("schema", "invariants"):
+        if name in frozen:
+            frozen[name] = getattr(chosen, name)
+    return frozen
 
 
 def _accepts(name: str) -> bool:

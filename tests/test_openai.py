@@ -168,20 +168,32 @@ def test_other_arguments_reach_the_server_unchanged(server):
     ("options", "error"),
     [({"mode": "bogus"}, OptionError), ({"schema": "no-such-schema"}, SchemaError)],
 )
-def test_a_compile_error_raises_before_any_request_is_sent(server, options, error):
+def test_a_bad_option_is_refused_when_patching_and_the_client_stays_as_it_was(
+    server, options, error
+):
     client = openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0)
-    client = patch_openai(client, **options)
+    before = client.chat.completions.create
     with pytest.raises(error) as raised:
-        client.chat.completions.create(model="m", messages=history())
+        patch_openai(client, **options)
     assert isinstance(raised.value, CompilerError)
+    assert client.chat.completions.create == before
     assert server.requests == []
 
 
-def test_an_async_compile_error_raises_before_any_request_is_sent(server):
-    client = async_client(server, mode="bogus")
+def test_an_async_client_with_a_bad_option_is_refused_when_patching(server):
     with pytest.raises(OptionError):
-        asyncio.run(client.chat.completions.create(model="m", messages=history()))
+        async_client(server, mode="bogus")
     assert server.requests == []
+
+
+def test_the_options_are_frozen_when_patching(server):
+    rules = ["Never refund"]
+    client = openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+    client = patch_openai(client, invariants=rules)
+    rules.append("Always upsell")
+    client.chat.completions.create(model="m", messages=history())
+    sent = json.dumps(server.requests[0]["messages"])
+    assert "Never refund" in sent and "Always upsell" not in sent
 
 
 class CountingCounter:
