@@ -49,7 +49,6 @@ _FOOTER = re.compile(
 _TAIL_CHARS = 400
 _FENCE = re.compile(r"```")
 _NUMBERED_LINE = re.compile(r"\s*\d+[:|]")
-_TRAILING_COMMAND = re.compile(r"```[^\n]*\n([^\n]*\n){1,3}```\s*\Z")
 
 _MENU_MARKERS = re.compile(
     r"^\W*(?:Option\s+\d+\s*:|\*\*Flight\s+\d+:?\*\*|Flight\s+\d+\s*:|Available\s+Seats\s*:)",
@@ -91,7 +90,7 @@ def classify(messages: tuple[Message, ...]) -> tuple[Kind, ...]:
 
 def classify_next(message: Message, previous: Message | None, task_seen: bool) -> tuple[Kind, bool]:
     """The kind of one message, given the one before it and whether the task was stated."""
-    kind = _kind(message, previous)
+    kind = _kind(message)
     if message.role == "user" and not task_seen:
         task_seen = True
         if kind is Kind.MACHINE and not _starts_like_output(message.text):
@@ -101,13 +100,11 @@ def classify_next(message: Message, previous: Message | None, task_seen: bool) -
     return kind, task_seen
 
 
-def _kind(message: Message, previous: Message | None) -> Kind:
+def _kind(message: Message) -> Kind:
     text = message.text
     if message.role == "assistant" and message.tool_calls and not text.strip():
         return Kind.TOOL_CALL
     if message.role == "tool" or looks_like_machine_output(text):
-        return Kind.MACHINE
-    if message.role == "user" and _answers_a_command(previous):
         return Kind.MACHINE
     if message.role == "assistant" and looks_like_option_menu(text):
         return Kind.MENU
@@ -171,16 +168,6 @@ def looks_like_option_menu(text: str) -> bool:
             if priced_items == 2:
                 return _OFFER_WORDS.search(text) is not None
     return False
-
-
-def _answers_a_command(previous: Message | None) -> bool:
-    """A user turn right after an agent ran a one-line fenced command is its output."""
-    if previous is None or previous.role != "assistant":
-        return False
-    tail = previous.text.rstrip()
-    if not tail.endswith("```"):
-        return False
-    return bool(_TRAILING_COMMAND.search(tail[-_TAIL_CHARS:]))
 
 
 def _is_json(text: str) -> bool:

@@ -126,3 +126,18 @@ def test_the_users_opening_request_is_never_retired_when_its_one_fact_is_superse
     assert first["superseded_by"] is not None
     assert 1 not in tel["retired_turn_indices"]
     assert opening in [m["content"] for m in out]
+
+
+def test_a_user_reply_to_a_fenced_command_is_still_speech_and_its_correction_is_read():
+    # an assistant turn ending in a one-line fenced command used to make the user's
+    # answer count as that command's output: the reroute went unread, the header
+    # kept the stale address (audit finding)
+    messages = [
+        {"role": "user", "content": "Deliver order ORD-1 to 402 Oak Street, Apt 5."},
+        {"role": "assistant", "content": "Check your app version first:\n```\nshopcli -V\n```"},
+        {"role": "user", "content": "It says 2.1. Actually reroute to 900 Pine Avenue, Suite 12."},
+        {"role": "assistant", "content": "Got it."},
+        {"role": "user", "content": "thanks"},
+    ]
+    _, tel = compile_messages(messages, schema=load_schema("logistics"))
+    assert tel["active_state_slots"] == {"delivery_address": "900 Pine Avenue, Suite 12"}
