@@ -172,15 +172,18 @@ class Progress:
         )
 
     def _numbers(self) -> tuple[int, ...] | None:
-        """Each clean message's turn number as the caller counts it, or None where that is
-        its index already: a caller's list holds no item the reader skipped and no compiled
-        header it stripped, or the history was read from text."""
+        """Each clean message's turn number as the caller counts it: its place in the
+        caller's list (``by_item``), or among the messages read from text. None where that
+        is its index already, as it is unless an item was skipped or a compiled header
+        stripped."""
         original = self.original
-        if not self.by_item or not original:
+        if not original:
             return None
+        if not self.by_item:
+            return None if len(self.sources) == len(original) else tuple(self.sources)
         if len(self.sources) == len(original) == original[-1].line:
             return None
-        return tuple(self.original[source].line - 1 for source in self.sources)
+        return tuple(original[source].line - 1 for source in self.sources)
 
     def _held(self, message: Message, origin: int | None) -> bool:
         """Whether an output message is one this progress keeps (so memos may key on it)."""

@@ -16,7 +16,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from compiler.emit import strip_compiled
+from compiler.emit import strip_compiled_one
 from compiler.formats import formats
 from playground.figures import SchemaFigures, figures_for
 from playground.service import Result
@@ -111,8 +111,10 @@ def json_text(value) -> str:
 
 
 def original_turns(text: str, tel: dict) -> tuple[Turn, ...]:
-    """The turns as the compiler numbered them, each with what happened to it."""
-    messages, _ = strip_compiled(formats(text).messages)
+    """The turns as the compiler numbered them (their place among the messages read from
+    the text), each with what happened to it. A compiled header an earlier run wrote is
+    set aside, as the compiler sets it aside: it keeps its number but is not a turn."""
+    read = enumerate(strip_compiled_one(m)[0] for m in formats(text).messages)
     retired = {r["turn"]: r for r in tel["retired_turns"]}
     compacted = {c["turn"]: c for c in tel["compacted_payloads"]}
     return tuple(
@@ -125,7 +127,8 @@ def original_turns(text: str, tel: dict) -> tuple[Turn, ...]:
             retired=_retired(retired.get(i)),
             compacted=compacted.get(i),
         )
-        for i, m in enumerate(messages)
+        for i, m in read
+        if m is not None
     )
 
 

@@ -12,6 +12,7 @@ import re
 import pytest
 
 from compiler import compile_messages, compile_transcript, load_schema
+from compiler.formats import formats
 
 TRAVEL = load_schema("travel")
 CODING = load_schema("coding")
@@ -201,3 +202,26 @@ def test_a_transcript_read_from_text_counts_its_turns_as_read():
     _, tel, warnings = compile_transcript(text, schema=LOGISTICS)
     assert (tel["retired_turn_indices"], warnings) == ([2], [])
     assert tel["state"]["delivery_address"]["turn"] == 4
+
+
+def test_a_transcript_of_compiled_output_counts_the_header_it_sets_aside():
+    messages = [
+        {"role": "user", "content": "Hi, I need a delivery."},
+        {"role": "assistant", "content": "Where to?"},
+        {"role": "user", "content": "Please ship to 12 Oak Street."},
+        {"role": "assistant", "content": "Sure."},
+        {"role": "user", "content": "Ship to 900 Pine Avenue, Suite 12 instead."},
+        {"role": "assistant", "content": "Done."},
+    ]
+    once, _ = compile_messages(messages, schema=LOGISTICS)
+    later = [
+        {"role": "user", "content": "Sorry, ship to 77 Elm Street after all."},
+        {"role": "assistant", "content": "Changed."},
+        {"role": "user", "content": "thanks"},
+    ]
+    text = json.dumps([*once, *later])
+    _, tel, _ = compile_transcript(text, schema=LOGISTICS)
+    read = formats(text).messages
+    assert read[0].content.startswith("[ACTIVE_AGENT_STATE]")
+    assert read[tel["state"]["delivery_address"]["turn"]].content == later[0]["content"]
+    assert [read[i].content for i in tel["retired_turn_indices"]] == [messages[4]["content"]]

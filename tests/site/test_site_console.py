@@ -367,3 +367,22 @@ def test_pages_over_https_send_hsts_outside_debug(client):
 def test_htmx_comes_from_django_htmx_not_a_vendored_copy(client):
     page = client.get("/console").content.decode()
     assert '<script src="/static/django_htmx/htmx-2.min.js" defer></script>' in page
+
+
+def test_compiled_output_pasted_back_marks_the_turn_the_compiler_retired(client):
+    header = '[ACTIVE_AGENT_STATE]\n  - delivery_address = "900 Pine Avenue" (turn 1 [inferred])'
+    messages = [
+        {"role": "system", "content": header},
+        {"role": "user", "content": "Hi, I need a delivery."},
+        {"role": "user", "content": "Ship to 900 Pine Avenue, Suite 12."},
+        {"role": "assistant", "content": "Done."},
+        {"role": "user", "content": "Sorry, ship to 77 Elm Street after all."},
+        {"role": "assistant", "content": "Changed."},
+        {"role": "user", "content": "thanks"},
+    ]
+    part = client.post("/console", form_data(json.dumps(messages)), **HTMX).content.decode()
+    # numbered as read: the header is message 0, set aside and not listed as a turn
+    assert 'id="turn-0"' not in part
+    retired = re.search(r'<li class="turn turn-retired" id="turn-(\d+)"', part)
+    assert retired and messages[int(retired.group(1))]["content"].startswith("Ship to 900 Pine")
+    assert "Retired: superseded by turn 4 for delivery_address" in part
