@@ -20,14 +20,23 @@ KEEP_LAST = 2
 
 @dataclass(frozen=True)
 class Retired:
-    """A retired turn and, per slot it carried, the turn that replaced it."""
+    """A retired turn and, per slot it carried, the turn that replaced it (or, for a
+    slot in ``revoked``, the turn whose declaration revoked it)."""
 
     turn: int
     superseded: tuple[tuple[str, int], ...]
+    revoked: frozenset[str] = frozenset()
 
     @property
     def reason(self) -> str:
-        parts = [f"{slot} superseded by turn {by}" for slot, by in self.superseded]
+        """Example:
+        >>> Retired(1, (("a", 3), ("b", 4)), frozenset({"b"})).reason
+        'a superseded by turn 3; b revoked at turn 4'
+        """
+        parts = [
+            f"{slot} {'revoked at' if slot in self.revoked else 'superseded by'} turn {by}"
+            for slot, by in self.superseded
+        ]
         return "; ".join(parts)
 
 
@@ -84,7 +93,8 @@ def retire(
                 }
             )
         )
-        retired.append(Retired(turn, superseded))
+        revoked = frozenset(e.slot for e in entries if e.superseded_by is None)
+        retired.append(Retired(turn, superseded, revoked))
     return tuple(retired)
 
 

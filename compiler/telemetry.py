@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from compiler.messages import Message, message_to_dict
-from compiler.retire import Retired, retirement_violations
+from compiler.retire import retirement_violations
 from compiler.tokens import CharEstimator
 
 
@@ -157,7 +158,8 @@ def _maybe(n, turn: int | None) -> int | None:
 def _retired(result, retired, n) -> dict:
     role = result.input[retired.turn].role
     if n is not _same:  # the reason names turns too
-        retired = Retired(n(retired.turn), tuple((s, n(by)) for s, by in retired.superseded))
+        by = tuple((slot, n(turn)) for slot, turn in retired.superseded)
+        retired = replace(retired, turn=n(retired.turn), superseded=by)
     return {
         "turn": retired.turn,
         "role": role,

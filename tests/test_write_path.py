@@ -119,6 +119,21 @@ def test_a_revoke_voids_a_fact_and_inference_does_not_resurrect_it():
     assert history[0]["revoked_at"] == 1
 
 
+def test_a_turn_retired_for_a_revoked_fact_says_it_was_revoked_not_superseded():
+    messages = [
+        user("hi"),
+        asst("Noted. " + block(**{"assert": {"payment_method": "credit card"}})),
+        user("hm"),
+        asst("Cleared. " + block(revoke=["payment_method"])),
+        user("ok"),
+        asst("bye"),
+    ]
+    _, tel = compile_(messages, schema=load_schema("logistics"))
+    assert [(r["turn"], r["reason"]) for r in tel["retired_turns"]] == [
+        (1, "payment_method revoked at turn 3")
+    ]
+
+
 def test_a_revoked_slot_comes_back_when_it_is_declared_again():
     messages = [
         asst(block(**{"assert": {"cabin_class": "economy"}})),
