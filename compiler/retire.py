@@ -65,7 +65,7 @@ def retire(
         >>> from compiler.register import register
         >>> reg = register((Observation("f", "a.py", 0), Observation("f", "b.py", 2)))
         >>> retire(reg, (Kind.SPEECH,) * 5)
-        (Retired(turn=0, superseded=(('f', 2),)),)
+        (Retired(turn=0, superseded=(('f', 2),), revoked=frozenset()),)
         >>> retire(reg, (Kind.SPEECH,) * 5, calling=frozenset({0}))
         ()
         >>> retire(reg, (Kind.SPEECH,) * 5, task=0)
