@@ -110,6 +110,8 @@ class Compilation:
     # each input turn's number as the caller counts it (its place in the caller's list),
     # where that is not its index in ``input``; telemetry and the text report these
     numbers: tuple[int, ...] | None = None
+    # the place of the first item of the caller's list the reader skipped, if any
+    skipped_at: int | None = None
     # None: no memo outlives this compile, so each dict and count is built once, and
     # remembering them would only cost
     token_memo: dict | None = field(default=None, compare=False)

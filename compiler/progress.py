@@ -166,6 +166,7 @@ class Progress:
             recall=hit,
             instruction=instruction,
             numbers=numbers,
+            skipped_at=self._skipped_at() if numbers is not None else None,
             token_memo=self.token_memo if remember else None,
             dict_memo=self.dict_memo if remember else None,
             held=self._held,
@@ -184,6 +185,15 @@ class Progress:
         if len(self.sources) == len(original) == original[-1].line:
             return None
         return tuple(original[source].line - 1 for source in self.sources)
+
+    def _skipped_at(self) -> int | None:
+        """Where the caller's list holds the first item the reader skipped (by_item only)."""
+        if not self.by_item:
+            return None
+        for index, message in enumerate(self.original):
+            if message.line - 1 != index:
+                return index
+        return None
 
     def _held(self, message: Message, origin: int | None) -> bool:
         """Whether an output message is one this progress keeps (so memos may key on it)."""

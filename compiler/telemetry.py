@@ -61,6 +61,8 @@ def telemetry(result, *, counter, elapsed_ms: float, warnings, output: list[dict
     n = result.numbers.__getitem__ if result.numbers is not None else _same
     retired = [n(r.turn) for r in result.retired]
     preserved = _prefix(result.original, result.emitted.messages, output)
+    if result.skipped_at is not None:  # the caller's list differs from there on
+        preserved = min(preserved, result.skipped_at)
     return {
         "mode": mode,
         "active_state_slots": {e.slot: reg.shown_value(e) for e in reg.active},
@@ -81,7 +83,7 @@ def telemetry(result, *, counter, elapsed_ms: float, warnings, output: list[dict
         "state_keys_dropped_over_limit": list(reg.dropped_over_limit),
         "state_values_truncated": list(reg.truncated_values),
         "kv_cache_prefix_messages_preserved": preserved,
-        "kv_cache_prefix_intact": preserved == len(result.original),
+        "kv_cache_prefix_intact": result.skipped_at is None and preserved == len(result.original),
         "retirement_violations": [
             v.__dict__ | {"turn": n(v.turn), "supports": list(map(n, v.supports))}
             for v in retirement_violations(reg, [r.turn for r in result.retired])

@@ -28,3 +28,17 @@ def test_messages_sent_as_the_api_spells_them_come_back_byte_identical():
     assert json.dumps(out[:3]) == json.dumps(messages)
     assert tel["kv_cache_prefix_messages_preserved"] == 3 and tel["kv_cache_prefix_intact"]
     assert tel["parse_warnings"] == []
+
+
+def test_an_item_skipped_inside_the_list_ends_the_preserved_prefix():
+    # the output is the caller's list without the stray item: from there on it differs
+    messages = [
+        {"role": "system", "content": "s"},
+        "stray",
+        {"role": "user", "content": "u"},
+        {"role": "assistant", "content": "a"},
+    ]
+    for cache in (False, True):
+        _, tel = compile_messages(messages, mode="cache_friendly", cache=cache)
+        assert tel["kv_cache_prefix_messages_preserved"] == 1
+        assert tel["kv_cache_prefix_intact"] is False
