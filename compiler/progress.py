@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING
 from compiler.classify import Kind, classify_next
 from compiler.compact import Compacted, compact
 from compiler.declare import DeclareState
-from compiler.emit import emit, strip_compiled_one
+from compiler.emit import STRIPPED_ROLES, emit, strip_compiled_one
 from compiler.extract import PROVENANCE_RANK, extract_message
+from compiler.frozen import build
 from compiler.messages import Message, with_content
 from compiler.protocol import render_instruction
 from compiler.recall import recall
@@ -88,18 +89,21 @@ class Progress:
     def advance(self, message: Message) -> None:
         """Every per-message stage, for one more message."""
         self.original.append(message)
-        kept, touched = strip_compiled_one(message)
-        self.markup_stripped += touched
-        if kept is None:
-            return
-        turn = len(self.clean)
-        before = len(self.declare.observations)
-        kept = self.declare.message(turn, kept)
-        previous = self.clean[-1] if self.clean else None
-        kind, self.task_seen = classify_next(kept, previous, self.task_seen)
-        self._observe(kept, kind, turn, self.declare.observations[before:])
-        self.read_keys.append(next_read_key(kept, kind, previous, self.calls, self.decoded))
-        self.clean.append(kept)
+        if message.role in STRIPPED_ROLES:  # (only these can carry what a compile wrote)
+            message, touched = strip_compiled_one(message)
+            self.markup_stripped += touched
+            if message is None:
+                return
+        clean = self.clean
+        turn = len(clean)
+        declare = self.declare
+        before = len(declare.observations)
+        message = declare.message(turn, message)
+        previous = clean[-1] if clean else None
+        kind, self.task_seen = classify_next(message, previous, self.task_seen)
+        self._observe(message, kind, turn, declare.observations[before:])
+        self.read_keys.append(next_read_key(message, kind, previous, self.calls, self.decoded))
+        clean.append(message)
         self.kinds.append(kind)
 
     def _observe(self, message: Message, kind: Kind, turn: int, declared) -> None:
@@ -122,10 +126,12 @@ class Progress:
 
         options = self.options
         compacting = options.mode == "compact"
-        clean = tuple(self.clean)
+        clean, kinds = tuple(self.clean), tuple(self.kinds)
         reg = self.fold.result()
-        calling = frozenset(i for i, message in enumerate(clean) if message.tool_calls)
-        retired = retire(reg, tuple(self.kinds), calling) if compacting else ()
+        retired = ()
+        if compacting:  # (the turns that call a tool are only asked for here)
+            calling = frozenset(i for i, message in enumerate(clean) if message.tool_calls)
+            retired = retire(reg, kinds, calling)
         gone = frozenset(r.turn for r in retired)
         compacted = self._compacted(gone) if compacting else {}
         hit = recall(options.recall_query, clean, tuple(sorted(gone)))
@@ -142,10 +148,11 @@ class Progress:
             recall=hit,
             instruction=instruction,
         )
-        return Compilation(
+        return build(  # Compilation(...), built as frozen.build builds
+            Compilation,
             original=tuple(self.original),
             input=clean,
-            kinds=tuple(self.kinds),
+            kinds=kinds,
             register=reg,
             retired=retired,
             compacted=compacted,

@@ -120,7 +120,7 @@ def _fact(reg, entry) -> dict:
     return {
         "value": reg.shown_value(entry),
         "turn": entry.turn,
-        "provenance": entry.provenance.value,
+        "provenance": entry.provenance._value_,  # (see _history)
         "pinned": entry.pinned,
         "unsure": entry.unsure,
         "supports": list(entry.supports),
@@ -134,7 +134,8 @@ def _history(reg) -> dict:
             {
                 "value": entry.value,
                 "turn": entry.turn,
-                "provenance": entry.provenance.value,
+                # ``_value_`` is the member's value, read without the call ``value`` makes
+                "provenance": entry.provenance._value_,
                 "superseded_by": entry.superseded_by,
                 "revoked_at": entry.revoked_at,
             }
