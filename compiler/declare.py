@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from compiler.contracts import satisfies
 from compiler.extract import Observation, Op, Provenance
+from compiler.frozen import build
 from compiler.messages import Message, ToolCall, with_content
 from compiler.protocol import protocol, strip_blocks
 from compiler.register import Refusal
@@ -93,7 +94,8 @@ class DeclareState:
         return twin
 
     def result(self, messages: tuple[Message, ...]) -> Declared:
-        return Declared(
+        return build(  # Declared(...), built as frozen.build builds
+            Declared,
             messages=messages,
             observations=tuple(self.observations),
             keys_by_turn={t: frozenset(k) for t, k in self.keys_by_turn.items()},
@@ -104,7 +106,8 @@ class DeclareState:
         )
 
     def message(self, turn: int, message: Message) -> Message:
-        message = self._strip_calls(message)
+        if message.tool_calls:  # (most messages make no call)
+            message = self._strip_calls(message)
         text = message.content
         if not text or _MARK not in text.lower():
             return message

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from json.encoder import encode_basestring
 
+from compiler.frozen import build
 from compiler.messages import Message, with_content
 from compiler.register import Entry, Register
 
@@ -27,6 +28,8 @@ REGISTER_MARKER = "[STATE_REGISTER]"
 INVARIANTS_MARKER = "[DECLARED_INVARIANTS]"
 RECALL_MARKER = "[RETIRED_TURN_RECALL"
 MODES = ("compact", "cache_friendly")
+# the roles a compile writes into (the header, a recall): no other message has any of it
+STRIPPED_ROLES = frozenset({"system", "user"})
 
 # One line of each block exactly as ``_line`` / ``invariant_lines`` write it. The
 # two-space indent is optional (the plain-text reader strips a continuation indent),
@@ -128,7 +131,7 @@ def state_lines(register: Register, number: Callable[[int], int] | None = None) 
 
 def _line(register: Register, entry: Entry, number: Callable[[int], int] | None) -> str:
     turn = entry.turn if number is None else number(entry.turn)
-    flags = [entry.provenance.value]
+    flags = [entry.provenance._value_]  # (its value, without the call ``value`` makes)
     if entry.pinned:
         flags.append("pinned")
     if entry.unsure:
@@ -198,7 +201,8 @@ def emit(
         kept[0] = (index, with_content(first, f"{header}\n\n{body}" if body else header))
     elif header:
         kept.insert(0, (None, Message("system", header)))
-    return Emitted(tuple(m for _, m in kept), tuple(i for i, _ in kept), placed)
+    origins, out = zip(*kept, strict=True) if kept else ((), ())  # the pairs, unzipped
+    return build(Emitted, messages=out, origins=origins, recall_placed=placed)
 
 
 def _replaced(message: Message, replacement: str | Message) -> Message:
@@ -217,7 +221,7 @@ def _cache_friendly(messages, lines, rules, instruction) -> Emitted:
     if tail:
         out.append(Message("system", tail))
         origins.append(None)
-    return Emitted(tuple(out), tuple(origins))
+    return build(Emitted, messages=tuple(out), origins=tuple(origins), recall_placed=False)
 
 
 def _recall_text(recall: Recall) -> str:

@@ -21,6 +21,7 @@ from compiler.declare import POLICIES, Declared
 from compiler.emit import MODES, Emitted, Recall
 from compiler.errors import OptionError, SchemaError
 from compiler.formats import formats
+from compiler.frozen import build
 from compiler.incremental import HISTORIES
 from compiler.items import read_message_list
 from compiler.messages import Message, ParseWarning, message_to_dict
@@ -59,8 +60,8 @@ class Options:
     @classmethod
     def build(cls, **given) -> Options:
         """Validated options; an unknown name or value raises ``OptionError``."""
-        unknown = sorted(set(given) - _DEFAULTS.keys())
-        if unknown:
+        if not given.keys() <= _DEFAULTS.keys():
+            unknown = sorted(given.keys() - _DEFAULTS.keys())
             raise OptionError(f"unknown option(s): {', '.join(unknown)}")
         raw = {**_DEFAULTS, **given}
         _choice("mode", raw["mode"], MODES)
@@ -72,14 +73,10 @@ class Options:
         teach = raw["teach_protocol"]
         if not isinstance(teach, bool | int) or teach not in (0, 1):
             raise OptionError(f"teach_protocol must be true or false, got {teach!r}")
-        return cls(
-            **{
-                **raw,
-                "schema": _schema(raw["schema"]),
-                "invariants": _invariants(raw["invariants"]),
-                "teach_protocol": bool(teach),
-            }
-        )
+        raw["schema"] = _schema(raw["schema"])
+        raw["invariants"] = _invariants(raw["invariants"])
+        raw["teach_protocol"] = bool(teach)
+        return build(cls, **raw)  # every field given, validated: as cls(**raw) builds it
 
 
 # every option and its default, read once rather than from the fields on every call

@@ -120,7 +120,9 @@ def extract_message(
     tool-call arguments (``compiler.stale``)."""
     found: list[Observation] = []
     if kind is Kind.SPEECH and message.role in SPEAKING_ROLES:
-        found.extend(o for o in extract_turn(message.text, turn, schema) if o.slot not in declared)
+        found = extract_turn(message.text, turn, schema)
+        if declared:
+            found = [o for o in found if o.slot not in declared]
     # only calls that commit state are read: a lookup's arguments need not even be decoded
     acting = schema.committing_by_tool
     if acting and message.role == "assistant" and message.tool_calls:

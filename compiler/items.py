@@ -21,7 +21,7 @@ from compiler.messages import (
     ParseWarning,
     ToolCall,
     message_from_dict,
-    plain_message,
+    tool_calls_from,
 )
 
 
@@ -131,18 +131,30 @@ def parsed_items(items, lines, where: Callable[[int], str], fmt: Format) -> Pars
 
 def _plain_item(item: Any, line: int) -> Message | None:
     """The message of an item with a role spelled as a key, text content and no key but
-    those of a plain message; None for any other item (``_read_item`` reads it, to the
-    same message)."""
+    those of a plain message (tool calls included); None for any other item
+    (``_read_item`` reads it, to the same message)."""
     if type(item) is not dict or not _PLAIN_KEYS.issuperset(item):
         return None
     raw, content = item.get("role"), item.get("content")
     role = API_ROLES.get(raw) if type(raw) is str else None
     if role is None or not (content is None or type(content) is str):
         return None  # another spelling of a role is read, and noted, by _read_item
-    name, call_id = item.get("name"), item.get("tool_call_id")
-    name = name if isinstance(name, str) else None
-    call_id = call_id if isinstance(call_id, str) else None
-    return plain_message(role, content, name, call_id, tuple(item.items()), line)
+    name, call_id, calls = item.get("name"), item.get("tool_call_id"), item.get("tool_calls")
+    if calls is not None:
+        try:
+            calls = tool_calls_from(calls)
+        except (TypeError, ValueError, RecursionError):
+            return None  # arguments JSON cannot hold: _read_item notes it
+    return build(  # Message(...), built as frozen.build builds: one per item
+        Message,
+        role=role,
+        content=content,
+        name=name if isinstance(name, str) else None,
+        tool_call_id=call_id if isinstance(call_id, str) else None,
+        tool_calls=calls or (),
+        source=tuple(item.items()),
+        line=line,
+    )
 
 
 def _read_item(item: Any, line: int, index: int, where) -> tuple[Message | None, list[str]]:
@@ -164,9 +176,9 @@ def _read_item(item: Any, line: int, index: int, where) -> tuple[Message | None,
         return Message(role, None, source=tuple(item.items()), line=line), [*notes, note]
 
 
-# An item with no other keys (and text content) needs nothing but its fields copied: no
-# tool calls to read, no call links to fill (``_linked``).
-_PLAIN_KEYS = frozenset({"role", "content", "name", "tool_call_id"})
+# An item with no other keys (and text content) needs nothing but its fields read: no
+# call links to fill (``_linked``), no role or content to note.
+_PLAIN_KEYS = frozenset({"role", "content", "name", "tool_call_id", "tool_calls"})
 
 
 def _role_of(raw: Any, where: str) -> tuple[str, list[str]]:

@@ -43,26 +43,6 @@ class Message:
         return self.content or ""
 
 
-def plain_message(role, content, name, tool_call_id, source, line) -> Message:
-    """``Message(role, content, name, tool_call_id, (), source, line)``, built as
-    ``frozen.build`` builds: the reader builds one per item.
-
-    Example:
-        >>> plain_message("user", "hi", None, None, (), 3) == Message("user", "hi", line=3)
-        True
-    """
-    return build(
-        Message,
-        role=role,
-        content=content,
-        name=name,
-        tool_call_id=tool_call_id,
-        tool_calls=(),
-        source=source,
-        line=line,
-    )
-
-
 @dataclass(frozen=True)
 class ParseWarning:
     """Something the reader ignored or guessed, with the line it was on."""
@@ -74,7 +54,13 @@ class ParseWarning:
         return f"line {self.line}: {self.message}"
 
 
-def _tool_calls_from(raw: Any) -> tuple[ToolCall, ...]:
+def tool_calls_from(raw: Any) -> tuple[ToolCall, ...]:
+    """The calls of a message dict's ``tool_calls`` (anything but a list: none).
+
+    Example:
+        >>> tool_calls_from([{"id": "c1", "function": {"name": "open", "arguments": {"p": 1}}}])
+        (ToolCall(name='open', arguments='{"p": 1}', id='c1'),)
+    """
     if not isinstance(raw, list):
         return ()
     calls = []
@@ -119,7 +105,7 @@ def message_from_dict(item: dict, *, role: str | None = None, line: int | None =
         content=content,
         name=name if isinstance(name, str) else None,
         tool_call_id=call_id if isinstance(call_id, str) else None,
-        tool_calls=_tool_calls_from(item.get("tool_calls")),
+        tool_calls=tool_calls_from(item.get("tool_calls")),
         source=tuple(item.items()),
         line=line,
     )

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING
 from compiler.classify import Kind, classify_next
 from compiler.compact import Compacted, compact
 from compiler.declare import DeclareState
-from compiler.emit import emit, strip_compiled_one
+from compiler.emit import STRIPPED_ROLES, emit, strip_compiled_one
 from compiler.extract import PROVENANCE_RANK, extract_message
+from compiler.frozen import build
 from compiler.messages import Message, with_content
 from compiler.protocol import render_instruction
 from compiler.recall import recall
@@ -93,19 +94,22 @@ class Progress:
     def advance(self, message: Message) -> None:
         """Every per-message stage, for one more message."""
         self.original.append(message)
-        kept, touched = strip_compiled_one(message)
-        self.markup_stripped += touched
-        if kept is None:
-            return
-        turn = len(self.clean)
+        if message.role in STRIPPED_ROLES:  # (only these can carry what a compile wrote)
+            message, touched = strip_compiled_one(message)
+            self.markup_stripped += touched
+            if message is None:
+                return
+        clean = self.clean
+        turn = len(clean)
         self.sources.append(len(self.original) - 1)
-        before = len(self.declare.observations)
-        kept = self.declare.message(turn, kept)
-        previous = self.clean[-1] if self.clean else None
-        kind, self.task_seen = classify_next(kept, previous, self.task_seen)
-        self._observe(kept, kind, turn, self.declare.observations[before:])
-        self.read_keys.append(next_read_key(kept, kind, previous, self.calls, self.decoded))
-        self.clean.append(kept)
+        declare = self.declare
+        before = len(declare.observations)
+        message = declare.message(turn, message)
+        previous = clean[-1] if clean else None
+        kind, self.task_seen = classify_next(message, previous, self.task_seen)
+        self._observe(message, kind, turn, declare.observations[before:])
+        self.read_keys.append(next_read_key(message, kind, previous, self.calls, self.decoded))
+        clean.append(message)
         self.kinds.append(kind)
 
     def _observe(self, message: Message, kind: Kind, turn: int, declared) -> None:
@@ -128,11 +132,13 @@ class Progress:
 
         options = self.options
         compacting = options.mode == "compact"
-        clean = tuple(self.clean)
+        clean, kinds = tuple(self.clean), tuple(self.kinds)
         reg = self.fold.result()
-        calling = frozenset(i for i, message in enumerate(clean) if message.tool_calls)
-        task = next((i for i, message in enumerate(clean) if message.role == "user"), None)
-        retired = retire(reg, tuple(self.kinds), calling, task) if compacting else ()
+        retired = ()
+        if compacting:  # (the turns that call a tool are only asked for here)
+            calling = frozenset(i for i, message in enumerate(clean) if message.tool_calls)
+            task = next((i for i, message in enumerate(clean) if message.role == "user"), None)
+            retired = retire(reg, kinds, calling, task)
         gone = frozenset(r.turn for r in retired)
         numbers = self._numbers()
         number = numbers.__getitem__ if numbers is not None else None
@@ -152,10 +158,11 @@ class Progress:
             instruction=instruction,
             number=number,
         )
-        return Compilation(
+        return build(  # Compilation(...), built as frozen.build builds
+            Compilation,
             original=tuple(self.original),
             input=clean,
-            kinds=tuple(self.kinds),
+            kinds=kinds,
             register=reg,
             retired=retired,
             compacted=compacted,

@@ -207,7 +207,8 @@ class RegisterFold:
     def result(self) -> Register:
         live = sorted((self.entries[i] for i in self.live.values()), key=lambda e: e.slot)
         kept, dropped = _cap(live)
-        return Register(
+        return build(  # Register(...), built as frozen.build builds
+            Register,
             history=tuple(self.entries),
             active=tuple(kept),
             dropped_over_limit=tuple(dropped),

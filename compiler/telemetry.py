@@ -131,7 +131,7 @@ def _fact(reg, entry, n) -> dict:
     return {
         "value": reg.shown_value(entry),
         "turn": n(entry.turn),
-        "provenance": entry.provenance.value,
+        "provenance": entry.provenance._value_,  # (see _history)
         "pinned": entry.pinned,
         "unsure": entry.unsure,
         "supports": list(map(n, entry.supports)),
@@ -145,7 +145,8 @@ def _history(reg, n) -> dict:
             {
                 "value": entry.value,
                 "turn": n(entry.turn),
-                "provenance": entry.provenance.value,
+                # ``_value_`` is the member's value, read without the call ``value`` makes
+                "provenance": entry.provenance._value_,
                 "superseded_by": _maybe(n, entry.superseded_by),
                 "revoked_at": _maybe(n, entry.revoked_at),
             }
