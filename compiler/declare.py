@@ -184,18 +184,45 @@ class DeclareState:
 
 
 def _with_calls(message: Message, calls: list[ToolCall]) -> tuple:
-    """The message's source items with stripped arguments written back into its tool calls."""
+    """The message's source items with stripped arguments written back where each call
+    was read from: ``function.arguments``, a flat call's ``arguments``, or a legacy
+    ``function_call``. A call is paired with the source item it was read from (every
+    dict in ``tool_calls``, as ``tool_calls_from`` reads them), and only arguments the
+    strip changed are written, so a call's other spelling stays as the caller sent it.
+
+    Example:
+        >>> source = (("role", "assistant"), ("tool_calls", [
+        ...     {"id": "a", "name": "note", "arguments": "hi <b>"},
+        ...     {"id": "b", "function": {"name": "rm", "arguments": "x"}}]))
+        >>> m = Message("assistant", None, tool_calls=(ToolCall("note", "hi <b>", "a"),
+        ...     ToolCall("rm", "x", "b")), source=source)
+        >>> dict(_with_calls(m, [ToolCall("note", "hi ", "a"), ToolCall("rm", "x", "b")]))
+        {'role': 'assistant', 'tool_calls': [{'id': 'a', 'name': 'note', 'arguments': 'hi '},
+        {'id': 'b', 'function': {'name': 'rm', 'arguments': 'x'}}]}
+    """
     if not message.source:
         return ()
     items = dict(message.source)
     raw = items.get("tool_calls")
+    pairs = zip(message.tool_calls, calls, strict=True)
     if isinstance(raw, list):
-        fixed, by_position = [], iter(calls)
+        fixed = []
         for item in raw:
-            if isinstance(item, dict) and isinstance(item.get("function"), dict):
-                call = next(by_position, None)
-                if call is not None:
-                    item = {**item, "function": {**item["function"], "arguments": call.arguments}}
+            if isinstance(item, dict):
+                before, after = next(pairs, (None, None))
+                if after is not None and after.arguments != before.arguments:
+                    item = _with_arguments(item, after.arguments)
             fixed.append(item)
         items["tool_calls"] = fixed
+    elif isinstance(items.get("function_call"), dict):  # the legacy single call
+        before, after = next(pairs, (None, None))
+        if after is not None and after.arguments != before.arguments:
+            items["function_call"] = {**items["function_call"], "arguments": after.arguments}
     return tuple(items.items())
+
+
+def _with_arguments(item: dict, arguments: str) -> dict:
+    """A tool-call item with ``arguments`` where its shape keeps them."""
+    if isinstance(item.get("function"), dict):
+        return {**item, "function": {**item["function"], "arguments": arguments}}
+    return {**item, "arguments": arguments}

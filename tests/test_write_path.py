@@ -289,3 +289,41 @@ def test_the_write_path_survives_every_real_model_capture(name):
         rejected += tel["declarations"]["value_shape_rejected"]
         off_schema += tel["declarations"]["off_schema_keys"]
     assert (blocks, malformed, len(off_schema), rejected) == CAPTURES[name]
+
+
+def test_a_block_in_a_flat_tool_call_is_stripped_there_and_no_other_call_changes():
+    # a flat call ({"name", "arguments"}) before a nested one: the stripped arguments
+    # went to the nested call, and the flat one kept the block (audit finding)
+    flat = {"id": "a", "name": "note", "arguments": json.dumps({"text": "hi " + TAG})}
+    nested = {
+        "id": "b",
+        "type": "function",
+        "function": {"name": "delete_file", "arguments": '{"path": "tmp.txt"}'},
+    }
+    messages = [
+        user("go"),
+        {"role": "assistant", "content": None, "tool_calls": [flat, nested]},
+        {"role": "tool", "tool_call_id": "a", "content": "ok"},
+        {"role": "tool", "tool_call_id": "b", "content": "ok"},
+        asst("done"),
+    ]
+    compiled, tel = compile_(messages)
+    assert compiled[1]["tool_calls"] == [
+        {**flat, "arguments": json.dumps({"text": "hi "})},
+        nested,
+    ]
+    assert tel["declarations"]["blocks_stripped"] == 1
+
+
+def test_a_block_in_a_legacy_function_call_is_stripped_from_what_is_sent():
+    call = {"name": "note", "arguments": json.dumps({"text": "hi " + TAG})}
+    messages = [
+        user("go"),
+        {"role": "assistant", "content": None, "function_call": call},
+        {"role": "function", "name": "note", "content": "ok"},
+        asst("done"),
+    ]
+    compiled, tel = compile_(messages)
+    assert compiled[1]["function_call"] == {**call, "arguments": json.dumps({"text": "hi "})}
+    assert "contextgc-state" not in json.dumps(compiled)
+    assert tel["declarations"]["blocks_stripped"] == 1
