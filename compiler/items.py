@@ -9,7 +9,7 @@ one gets: where an item sits is named only when there is something to say about 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
@@ -158,9 +158,14 @@ def _plain_item(item: Any, line: int) -> Message | None:
 
 
 def _read_item(item: Any, line: int, index: int, where) -> tuple[Message | None, list[str]]:
-    """One message dict as a ``Message``, with notes on what was guessed."""
+    """One message dict as a ``Message``, with notes on what was guessed. A mapping that
+    is not a dict, or a model object with ``model_dump`` (the message the OpenAI SDK
+    returns, appended to a history as its documentation shows), is read as its dict."""
     if not isinstance(item, dict):
-        return None, [f"{where(index)} is {_kind(item)}, not a message object; skipped"]
+        read = _as_dict(item)
+        if read is None:
+            return None, [f"{where(index)} is {_kind(item)}, not a message object; skipped"]
+        item = read
     raw = item.get("role")
     role = ROLE_NAMES.get(raw) if type(raw) is str else None  # spelled as a key: most are
     notes: list[str] = []
@@ -174,6 +179,31 @@ def _read_item(item: Any, line: int, index: int, where) -> tuple[Message | None,
         # Only Python values that JSON cannot hold get here.
         note = f"{where(index)}: content or tool calls unreadable; kept without them"
         return Message(role, None, source=tuple(item.items()), line=line), [*notes, note]
+
+
+def _as_dict(item: Any) -> dict | None:
+    """``item`` as a message dict, when it is a mapping or a pydantic-style model.
+
+    Example:
+        >>> from types import MappingProxyType
+        >>> _as_dict(MappingProxyType({"role": "user", "content": "hi"}))
+        {'role': 'user', 'content': 'hi'}
+        >>> class Reply:
+        ...     def model_dump(self, *, exclude_none):
+        ...         return {"role": "assistant", "content": "ok"}
+        >>> _as_dict(Reply()), _as_dict("text")
+        ({'role': 'assistant', 'content': 'ok'}, None)
+    """
+    if isinstance(item, Mapping):
+        return dict(item)
+    dump = getattr(item, "model_dump", None)
+    if callable(dump) and not isinstance(item, type):
+        try:
+            value = dump(exclude_none=True)  # unset fields would be sent as nulls
+        except (TypeError, ValueError):  # a model_dump of another kind: not ours to read
+            return None
+        return value if isinstance(value, dict) else None
+    return None
 
 
 # An item with no other keys (and text content) needs nothing but its fields read: no

@@ -356,3 +356,28 @@ def test_a_compacted_multi_part_message_keeps_its_image_part():
     text, kept = out[2]["content"]
     assert kept == image and "ValueError: boom" in text["text"]
     assert len(text["text"]) < len(trace) and json.dumps(out).count("shot.png") == 1
+
+
+def test_the_message_a_response_returns_is_sent_back_as_its_tool_call_turn(server):
+    # the SDK's documented loop appends response.choices[0].message to the history:
+    # that object used to be skipped, leaving the tool result answering no call
+    from openai.types.chat import ChatCompletionMessageToolCall as Call
+    from openai.types.chat.chat_completion_message_tool_call import Function
+
+    client = sync_client(server)
+    reply = client.chat.completions.create(model="m", messages=history())
+    function = Function(name="run", arguments='{"cmd": "ls"}')
+    call = Call(id="call_1", type="function", function=function)
+    returned = reply.choices[0].message.model_copy(update={"content": None, "tool_calls": [call]})
+    later = [*history(), returned, {"role": "tool", "tool_call_id": "call_1", "content": "a.py"}]
+    again = client.chat.completions.create(model="m", messages=later)
+    sent = server.requests[-1]["messages"]
+    assert sent[-2] == {
+        "role": "assistant",
+        "tool_calls": [
+            {"id": "call_1", "function": {"arguments": '{"cmd": "ls"}', "name": "run"},
+             "type": "function"}
+        ],
+    }  # fmt: skip
+    assert sent[-1] == {"role": "tool", "tool_call_id": "call_1", "content": "a.py"}
+    assert again.context_gc["parse_warnings"] == []
