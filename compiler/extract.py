@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -194,9 +195,13 @@ def _argument_at(arguments, steps: tuple[tuple[str, int | None], ...]) -> str | 
 
 
 def extract_turn(text: str, turn: int, schema: Schema) -> list[Observation]:
-    """Every slot's first non-negated match in one turn's text."""
+    """Every slot's first non-negated match in one turn's text. Text is read in NFC, so
+    a decomposed "café" (e + combining accent) matches as the composed one does and the
+    value is written composed."""
     if not text:
         return []
+    if not text.isascii() and not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
     folded = fold(text)
     observations = []
     for slot in schema.slots:

@@ -14,6 +14,7 @@ folded a prefix can copy the fold and carry on from there.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -115,7 +116,7 @@ class RegisterFold:
         if current is None:
             self._set(current, obs)
             return
-        same = current.value.casefold() == obs.value.casefold()
+        same = _spelling(current.value) == _spelling(obs.value)
         if self._blocked(current, obs, same):
             return
         if same:
@@ -285,3 +286,15 @@ def register(observations: tuple[Observation, ...], *, immutable=frozenset()) ->
     if batch:
         fold.apply_turn(batch)
     return fold.result()
+
+
+def _spelling(value: str) -> str:
+    """What makes two values the same value: case and Unicode composition aside.
+
+    Example:
+        >>> _spelling("Zu\u0308rich") == _spelling("ZÜRICH")
+        True
+    """
+    if value.isascii():
+        return value.casefold()
+    return unicodedata.normalize("NFC", value).casefold()

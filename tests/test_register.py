@@ -1,5 +1,7 @@
 """The register: last write wins, reaffirmation, caps, precedence."""
 
+import unicodedata
+
 from compiler import compile_messages, load_schema
 from compiler.classify import Kind
 from compiler.extract import Observation, Op, Provenance
@@ -141,3 +143,26 @@ def test_a_user_reply_to_a_fenced_command_is_still_speech_and_its_correction_is_
     ]
     _, tel = compile_messages(messages, schema=load_schema("logistics"))
     assert tel["active_state_slots"] == {"delivery_address": "900 Pine Avenue, Suite 12"}
+
+
+def test_a_value_spelled_in_another_unicode_composition_is_a_reaffirmation():
+    schema = load_schema({"dest": [r"fly to ([^.,]+)"]})
+    decomposed = unicodedata.normalize("NFD", "Zürich")
+    messages = [
+        {"role": "user", "content": "Hi, I need a flight."},
+        {"role": "user", "content": "I want to fly to Zürich."},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": f"Yes, fly to {decomposed}."},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "thanks"},
+    ]
+    _, tel = compile_messages(messages, schema=schema)
+    assert (tel["retired_turn_indices"], tel["reaffirmations"]) == ([], 1)
+    assert tel["active_state_slots"] == {"dest": "Zürich"}
+
+
+def test_a_decomposed_path_is_read_and_written_composed():
+    said = unicodedata.normalize("NFD", "Now editing `src/café.py`.")
+    messages = [{"role": "assistant", "content": said}, {"role": "user", "content": "ok"}]
+    _, tel = compile_messages(messages, schema=load_schema("coding"))
+    assert tel["active_state_slots"] == {"current_file": "src/café.py"}
