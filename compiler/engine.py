@@ -11,6 +11,7 @@ Only this module reads the clock (it times the whole run).
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -156,6 +157,8 @@ def compile_messages(messages: list, *, token_counter: Any = None, cache: bool =
     """
     started = time.perf_counter()
     chosen = Options.build(**options)
+    if _iterable(messages):  # a generator, a deque: read as the list it yields
+        messages = list(messages)
     if cache and isinstance(messages, list | tuple):
         result, warnings = HISTORIES.compile(list(messages), chosen, chosen.cache_key)
     else:
@@ -165,11 +168,13 @@ def compile_messages(messages: list, *, token_counter: Any = None, cache: bool =
     return _finish(result, warnings, started, token_counter)
 
 
-def compile_transcript(text: str, *, token_counter: Any = None, **options):
+def compile_transcript(text: str, *, token_counter: Any = None, cache: bool = False, **options):
     """Compile a transcript in any format ``formats`` reads.
 
     Returns (messages, telemetry, parse warnings). Raises ``TranscriptError``
-    (with line and column) when the text holds no recognisable turn.
+    (with line and column) when the text holds no recognisable turn. ``cache`` is
+    accepted, as ``compile_messages`` takes it, and has nothing to resume: a text is
+    read whole every time.
 
     Example:
         >>> out, tel, warnings = compile_transcript("user: hi\\nassistant: hello")
@@ -181,6 +186,12 @@ def compile_transcript(text: str, *, token_counter: Any = None, **options):
     parsed = formats(text)
     out, tel = _finish(run(parsed.messages, chosen), parsed.warnings, started, token_counter)
     return out, tel, [str(w) for w in parsed.warnings]
+
+
+def _iterable(messages: Any) -> bool:
+    """An iterable of messages that is not already a list, tuple or one message or text."""
+    plain = (list, tuple, str, bytes, bytearray, Mapping)
+    return isinstance(messages, Iterable) and not isinstance(messages, plain)
 
 
 def _finish(result: Compilation, warnings, started, token_counter):

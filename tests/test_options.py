@@ -2,7 +2,7 @@
 
 import pytest
 
-from compiler import compile_messages
+from compiler import compile_messages, compile_transcript
 from compiler.errors import OptionError, SchemaError
 
 # a retired turn, so recall and the invariants block both have work to do
@@ -30,3 +30,14 @@ def test_a_wrong_option_type_is_a_typed_error_naming_it(given, error, words):
     options = {"schema": "logistics", **given}
     with pytest.raises(error, match=words):
         compile_messages(MESSAGES, **options)
+
+
+def test_a_generator_of_messages_is_compiled_as_the_list_it_yields():
+    messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]
+    out, tel = compile_messages(m for m in messages)
+    assert (out, tel["parse_warnings"]) == (messages, [])
+
+
+def test_compile_transcript_takes_the_cache_option_compile_messages_takes():
+    out, _, warnings = compile_transcript("user: hi\nassistant: ok", cache=False)
+    assert ([m["role"] for m in out], warnings) == (["user", "assistant"], [])
