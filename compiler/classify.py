@@ -79,17 +79,15 @@ def classify(messages: tuple[Message, ...]) -> tuple[Kind, ...]:
         (<Kind.SPEECH: 'speech'>, <Kind.MACHINE: 'machine_output'>)
     """
     kinds = []
-    previous: Message | None = None
     task_seen = False
     for message in messages:
-        kind, task_seen = classify_next(message, previous, task_seen)
+        kind, task_seen = classify_next(message, task_seen)
         kinds.append(kind)
-        previous = message
     return tuple(kinds)
 
 
-def classify_next(message: Message, previous: Message | None, task_seen: bool) -> tuple[Kind, bool]:
-    """The kind of one message, given the one before it and whether the task was stated."""
+def classify_next(message: Message, task_seen: bool) -> tuple[Kind, bool]:
+    """The kind of one message, given whether the task was stated."""
     kind = _kind(message)
     if message.role == "user" and not task_seen:
         task_seen = True

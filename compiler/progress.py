@@ -106,7 +106,7 @@ class Progress:
         before = len(declare.observations)
         message = declare.message(turn, message)
         previous = clean[-1] if clean else None
-        kind, self.task_seen = classify_next(message, previous, self.task_seen)
+        kind, self.task_seen = classify_next(message, self.task_seen)
         self._observe(message, kind, turn, declare.observations[before:])
         self.read_keys.append(next_read_key(message, kind, previous, self.calls, self.decoded))
         clean.append(message)
