@@ -101,8 +101,24 @@ def read_keys(
     if not keys and previous is not None and previous.role == "assistant":
         command = _COMMAND.search(previous.text.rstrip())
         if command:
-            keys.append((f"command {command.group(1).strip()}", None))
+            keys.append((_command_key(command.group(1).strip(), message.text), None))
     return tuple(keys)
+
+
+def _command_key(command: str, output: str) -> str:
+    r"""A shell command as a read: with the directory its output says it ran in, so
+    ``ls`` in ``/repo`` and ``ls`` in ``/repo/src`` are two reads, not one replaced.
+
+    Example:
+        >>> _command_key("ls", "a.py\n(Open file: n/a)\n(Current directory: /repo/src)")
+        'command ls in /repo/src'
+        >>> _command_key("ls", "a.py")
+        'command ls'
+    """
+    directory = _CURRENT_DIRECTORY.search(output) if "(Current directory: " in output else None
+    if directory is None:
+        return f"command {command}"
+    return f"command {command} in {directory.group(1).strip()}"
 
 
 def file_view(text: str) -> tuple[str, Window] | None:

@@ -224,3 +224,49 @@ def test_a_real_view_replaces_a_refused_edit():
     )
     refused, _ = _tool_contents(compiler.compile_messages(history, cache=False)[0])
     assert refused.startswith("[stale read: an edit that was not applied")
+
+
+def _shell(command: str) -> dict:
+    return {"role": "assistant", "content": f"Let's look.\n```\n{command}\n```"}
+
+
+def _output(listing: list[str], directory: str) -> dict:
+    footer = f"(Open file: n/a)\n(Current directory: {directory})\nbash-$"
+    return {"role": "user", "content": "\n".join(listing) + "\n" + footer}
+
+
+def test_the_same_command_run_in_another_directory_replaces_nothing():
+    root = [f"file_{i}.py" for i in range(60)]
+    inner = [f"module_{i}.py" for i in range(60)]
+    messages = [
+        {"role": "user", "content": "Fix the bug in the parser."},
+        _shell("ls"),
+        _output(root, "/repo"),
+        _shell("cd src"),
+        _output([], "/repo/src"),
+        _shell("ls"),
+        _output(inner, "/repo/src"),
+        {"role": "assistant", "content": "The parser is in module_7.py."},
+        {"role": "user", "content": "ok"},
+    ]
+    out, _ = compiler.compile_messages(messages, cache=False)
+    assert "[stale read" not in out[2]["content"]
+    assert "file_0.py" in out[2]["content"]
+
+
+def test_the_same_command_run_again_in_the_same_directory_replaces_the_older_output():
+    listing = [f"file_{i}.py" for i in range(60)]
+    messages = [
+        {"role": "user", "content": "Fix the bug in the parser."},
+        _shell("ls"),
+        _output(listing, "/repo"),
+        {"role": "assistant", "content": "Let me check again."},
+        {"role": "user", "content": "ok"},
+        _shell("ls"),
+        _output(listing, "/repo"),
+        {"role": "assistant", "content": "Same files."},
+        {"role": "user", "content": "ok"},
+    ]
+    out, _ = compiler.compile_messages(messages, cache=False)
+    notice = "[stale read: command ls in /repo was shown again at turn 6;"
+    assert out[2]["content"].startswith(notice)
