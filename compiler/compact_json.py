@@ -270,15 +270,24 @@ def _collect(node: dict | list, path: tuple[str | int, ...], found: list[_Collec
         found.append(_Collection(path, kind, node, _dumps(node)))
     elif isinstance(node, dict):
         for key, child in node.items():
-            if isinstance(child, _NESTED) and key not in EXEMPT_KEYS:
+            if isinstance(child, _NESTED) and key not in EXEMPT_KEYS and _branches(child):
                 _collect(child, (*path, key), found)
     else:
         for index, child in enumerate(node):
-            if isinstance(child, _NESTED):
+            if isinstance(child, _NESTED) and _branches(child):
                 _collect(child, (*path, index), found)
 
 
 _NESTED = (dict, list)
+_NESTED_TYPES = frozenset(_NESTED)
+
+
+def _branches(node: dict | list) -> bool:
+    """Whether ``node`` holds a dict or a list. One that does not is no collection (each
+    kind's rows are dicts or lists) and holds none, so it is not walked: most objects
+    in a payload are leaves (a name, an address)."""
+    children = node.values() if isinstance(node, dict) else node
+    return not _NESTED_TYPES.isdisjoint(map(type, children))
 
 
 def _collection_kind(node: dict | list) -> str | None:

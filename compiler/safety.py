@@ -62,6 +62,7 @@ _SAFETY = re.compile(
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]++@[\w-]+(?:\.[\w-]+)+")
 _CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
 _DIGIT_RUN = re.compile(r"\d[\d -]{11,}\d")
+_OTHER_DIGIT = re.compile(r"[^\x00-\x7f\D]")  # a decimal digit outside ASCII (\d: isdecimal)
 _SAFETY_LEADS = leading_literals(_SAFETY)
 
 
@@ -119,8 +120,9 @@ def _spans(text: str, leads: frozenset[str] | None = _SAFETY_LEADS) -> Iterator[
     # Only positions where a safety term begins are tried (where one of ``leads``, the
     # literals terms begin with, begins), and card numbers only inside runs of digits: the
     # same matches as a full scan, at a fraction of the cost.
-    for match in anchored_finditer(_SAFETY, text, fold(text), leads, _letter):
-        yield match.span()
+    if leads is None or leads:  # a text whose words start no term is not even folded
+        for match in anchored_finditer(_SAFETY, text, fold(text), leads, _letter):
+            yield match.span()
     for match in _emails(text):
         yield match.span()
     if _may_hold_card(text):
@@ -137,7 +139,7 @@ def _may_hold_card(text: str) -> bool:
     r"""Whether ``text`` has 13 digits in a row once spaces and dashes are taken out, as a
     card number has. ``\d`` matches every decimal digit: a text whose digits are all ASCII
     is read as ASCII bytes (any other character a ``?``, which is no digit)."""
-    if not text.isascii() and any(c.isdecimal() and not c.isascii() for c in set(text)):
+    if not text.isascii() and _OTHER_DIGIT.search(text):
         return True
     return _CARD_DIGITS in text.encode("ascii", "replace").translate(_DIGITS, b" -")
 
@@ -201,8 +203,11 @@ _CARD_DIGITS = b"0" * 13  # a card number holds 13 digits at least, with only " 
 @dataclass(frozen=True)
 class _WordIndex:
     words: frozenset[bytes]  # every spelling of a one-word term
-    phrases: tuple[tuple[bytes, re.Pattern], ...]  # each spelling b" w1 w2 ", and its term
+    # each spelling's first word, the spelling (b" w1 +w2 ": the words, any gap between
+    # them, in the text as _ascii_signal reads it), and its term
+    phrases: tuple[tuple[bytes, re.Pattern[bytes], re.Pattern[str]], ...]
     first_words: frozenset[bytes]  # the first word of every phrase
+    either: frozenset[bytes]  # both: a text's words are looked up once, not twice
 
 
 def _word_index(terms: tuple[str, ...]) -> _WordIndex | None:
@@ -219,9 +224,15 @@ def _word_index(terms: tuple[str, ...]) -> _WordIndex | None:
         if len(spelled) == 1:
             words |= {spelling.strip().encode() for spelling in phrase}
         else:
-            phrases += [(f"{each} ".encode(), re.compile(term)) for each in sorted(phrase)]
-    first_words = frozenset(spelling.split()[0] for spelling, _ in phrases)
-    return _WordIndex(frozenset(words), tuple(phrases), first_words)
+            phrases += [_phrase(each, term) for each in sorted(phrase)]
+    first_words = frozenset(first for first, _, _ in phrases)
+    return _WordIndex(frozenset(words), tuple(phrases), first_words, first_words | words)
+
+
+def _phrase(spelling: str, term: str) -> tuple[bytes, re.Pattern[bytes], re.Pattern[str]]:
+    """A phrase's entry in ``_WordIndex.phrases``, from one spelling ("date of birth")."""
+    words = [word.encode() for word in spelling.split()]
+    return words[0], re.compile(b" " + b" +".join(map(re.escape, words)) + b" "), re.compile(term)
 
 
 def _spellings(items: list) -> set[str] | None:
@@ -251,14 +262,15 @@ _WORDS = _word_index(SAFETY_TERMS)
 
 def _ascii_signal(text: str, index: _WordIndex) -> bool:
     data = text.encode("ascii")
-    words = data.translate(_LETTERS).split()
-    if not index.words.isdisjoint(words):
+    letters = data.translate(_LETTERS)
+    found = index.either.intersection(letters.split())  # most texts have none
+    if found and not index.words.isdisjoint(found):
         return True
-    if not index.first_words.isdisjoint(words):
-        joined = b" " + b" ".join(words) + b" "
-        for spelling, phrase in index.phrases:
+    if found:  # the first word of a phrase, at least
+        spaced = b" " + letters + b" "
+        for first, spelled, phrase in index.phrases:
             # the words follow one another: look for what may stand between them
-            if spelling in joined and _phrase_signal(text, phrase):
+            if first in found and spelled.search(spaced) and _phrase_signal(text, phrase):
                 return True
     if b"@" in data and next(_emails(text), None) is not None:
         return True
