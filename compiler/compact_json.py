@@ -30,6 +30,10 @@ from typing import Any, NamedTuple
 from compiler.frozen import build
 
 MIN_ROWS = 2  # fewer rows gain nothing from a header
+# A list of plain values (paths, ids, number tuples) is a collection only in a payload
+# that holds no records, and only this long: a short one is usually ids the agent goes
+# on to use (a user's reservations, an order's items), and is kept whole.
+MIN_VALUES = 20
 EXEMPT_KEYS = ("arguments", "function", "tool_calls")  # a tool call states an action
 
 
@@ -259,7 +263,31 @@ def _largest_collection(value: Any) -> _Collection | None:
     found: list[_Collection] = []
     if isinstance(value, _NESTED):
         _collect(value, (), found)
+        if not found:
+            _collect_values(value, (), found)
     return max(found, key=lambda collection: len(collection.text), default=None)
+
+
+def _collect_values(node: dict | list, path: tuple[str | int, ...], found: list) -> None:
+    """Every list of at least ``MIN_VALUES`` plain values (no object among them) in
+    ``node``, in document order, for a payload without records: a listing sent as JSON.
+
+    Example:
+        >>> found = []
+        >>> _collect_values({"files": [f"f{i}.py" for i in range(25)], "n": [1, 2]}, (), found)
+        >>> [(c.path, c.kind, len(c.rows)) for c in found]
+        [(('files',), 'values', 25)]
+    """
+    if isinstance(node, list):
+        if len(node) >= MIN_VALUES and not any(isinstance(item, dict) for item in node):
+            found.append(_Collection(path, "values", node, _dumps(node)))
+            return
+        steps = enumerate(node)
+    else:
+        steps = ((key, child) for key, child in node.items() if key not in EXEMPT_KEYS)
+    for step, child in steps:
+        if isinstance(child, _NESTED):
+            _collect_values(child, (*path, step), found)
 
 
 def _collect(node: dict | list, path: tuple[str | int, ...], found: list[_Collection]) -> None:
@@ -428,6 +456,8 @@ def _table(kind: str, rows: list[Any], key_column: str | None) -> tuple[str, int
 def _table_with(
     kind: str, rows: list[Any], key_column: str | None, flatten: bool
 ) -> tuple[str, int] | None:
+    if kind == "values":  # plain values have no columns: one per line is the table
+        return None
     if kind == "groups":
         records = [leg for group in rows for leg in group]
     elif kind == "map":

@@ -683,3 +683,29 @@ def _regenerate() -> None:
 
 if __name__ == "__main__" and "--regen" in sys.argv:
     _regenerate()
+
+
+def test_a_long_json_list_of_plain_values_is_summarised_with_its_safety_values():
+    paths = [f"src/pkg/file{i}.py" for i in range(2000)]
+    paths[1500] = "src/pkg/RECALLED_batch.py"
+    compacted = compact(json.dumps({"root": "/repo", "files": paths}))
+    assert compacted.text == "\n".join(
+        [
+            '{"root":"/repo"}',
+            "[files: 2000 rows, showing 4 (first 3 + 1 safety-flagged); 1996 omitted"
+            " (truncated=true)]",
+            '"src/pkg/file0.py"',
+            '"src/pkg/file1.py"',
+            '"src/pkg/file2.py"',
+            '"src/pkg/RECALLED_batch.py"',
+        ]
+    )
+    assert (compacted.rows_dropped, compacted.safety_rows_kept) == (1996, 1)
+
+
+def test_a_short_json_list_of_ids_and_any_list_beside_records_stays_whole():
+    reservations = {"user_id": "mia_li_3668", "reservations": [f"R{i:05d}" for i in range(12)]}
+    assert json.loads(compact(json.dumps(reservations)).text) == reservations
+    rows = [{"id": i, "note": "in stock"} for i in range(25)]
+    payload = {"items": rows, "ids": list(range(300))}
+    assert json.dumps(list(range(300)), separators=(",", ":")) in compact(json.dumps(payload)).text
