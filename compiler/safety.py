@@ -75,6 +75,7 @@ def has_safety_signal(text: str) -> bool:
         >>> has_safety_signal("DeprecationWarning in adobe.py")
         False
     """
+    text = _unescaped(text)
     if _WORDS is not None and text.isascii():
         return _ascii_signal(text, _WORDS)
     return next(_spans(text), None) is not None
@@ -88,9 +89,27 @@ def safety_spans(text: str) -> Iterator[tuple[int, int]]:
         >>> list(safety_spans("mail a@b.co, no gluten"))
         [(16, 22), (5, 11)]
     """
+    text = _unescaped(text)
     if _LEAD_OF is not None and text.isascii():
         return _spans(text, _ascii_leads(text))
     return _spans(text)
+
+
+_ESCAPED_SPACE = re.compile(r"\\[nrt]")
+
+
+def _unescaped(text: str) -> str:
+    r"""``text`` with JSON's whitespace escapes (``\n``, ``\r``, ``\t``, a backslash and a
+    letter) read as spaces, two for two, so offsets stay true: a row's compact JSON
+    writes a wrapped "Do / not exceed" as ``Do\nnot exceed``.
+
+    Example:
+        >>> _unescaped('{"note": "Do\\nnot exceed"}')
+        '{"note": "Do  not exceed"}'
+    """
+    if "\\" not in text:
+        return text
+    return _ESCAPED_SPACE.sub("  ", text)
 
 
 def segments_touched(text: str, starts: Sequence[int]) -> list[bool]:

@@ -709,3 +709,11 @@ def test_a_short_json_list_of_ids_and_any_list_beside_records_stays_whole():
     rows = [{"id": i, "note": "in stock"} for i in range(25)]
     payload = {"items": rows, "ids": list(range(300))}
     assert json.dumps(list(range(300)), separators=(",", ":")) in compact(json.dumps(payload)).text
+
+
+def test_a_json_row_whose_safety_phrase_is_wrapped_by_an_escaped_line_break_is_kept():
+    rows = [{"id": i, "note": "take one daily"} for i in range(30)]
+    rows[20]["note"] = "Take one daily. Do\nnot exceed two."  # "\n" in JSON: a backslash, n
+    compacted = compact(json.dumps({"items": rows}))
+    assert compacted.safety_rows_kept == 1
+    assert "not exceed two" in compacted.text
