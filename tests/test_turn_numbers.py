@@ -160,17 +160,19 @@ def test_the_scenarios_exercise_every_kind_of_turn_number():
     assert seen == kinds
 
 
+# a delivery address given, then replaced: the turn that gave it is retired
+REROUTE = [
+    {"role": "user", "content": "Hi, I need a delivery."},
+    {"role": "assistant", "content": "Where to?"},
+    {"role": "user", "content": "Please ship to 12 Oak Street."},
+    {"role": "assistant", "content": "Sure."},
+    {"role": "user", "content": "Ship to 900 Pine Avenue, Suite 12 instead."},
+    {"role": "assistant", "content": "Done."},
+]
+
+
 def test_a_retired_index_names_the_turn_that_went_in_the_callers_list():
-    messages = [
-        "junk",
-        {"role": "user", "content": "Hi, I need a delivery."},
-        {"role": "assistant", "content": "Where to?"},
-        {"role": "user", "content": "Please ship to 12 Oak Street."},
-        {"role": "assistant", "content": "Sure."},
-        {"role": "user", "content": "Ship to 900 Pine Avenue, Suite 12 instead."},
-        {"role": "assistant", "content": "Done."},
-        {"role": "user", "content": "thanks"},
-    ]
+    messages = ["junk", *REROUTE, {"role": "user", "content": "thanks"}]
     out, tel = compile_messages(messages, schema=LOGISTICS)
     assert tel["retired_turn_indices"] == [3]
     assert messages[3]["content"] == "Please ship to 12 Oak Street."
@@ -179,13 +181,7 @@ def test_a_retired_index_names_the_turn_that_went_in_the_callers_list():
 
 
 def test_a_compiled_header_the_caller_passes_back_is_counted_as_the_callers_item():
-    messages = [
-        {"role": "user", "content": "Please ship to 12 Oak Street."},
-        {"role": "assistant", "content": "Sure."},
-        {"role": "user", "content": "Ship to 900 Pine Avenue, Suite 12 instead."},
-        {"role": "assistant", "content": "Done."},
-    ]
-    once, _ = compile_messages(messages, schema=LOGISTICS)
+    once, _ = compile_messages(REROUTE, schema=LOGISTICS)
     assert once[0]["content"].startswith("[ACTIVE_AGENT_STATE]")
     again = [*once, {"role": "user", "content": "thanks"}]
     twice, tel = compile_messages(again, schema=LOGISTICS)
@@ -205,15 +201,7 @@ def test_a_transcript_read_from_text_counts_its_turns_as_read():
 
 
 def test_a_transcript_of_compiled_output_counts_the_header_it_sets_aside():
-    messages = [
-        {"role": "user", "content": "Hi, I need a delivery."},
-        {"role": "assistant", "content": "Where to?"},
-        {"role": "user", "content": "Please ship to 12 Oak Street."},
-        {"role": "assistant", "content": "Sure."},
-        {"role": "user", "content": "Ship to 900 Pine Avenue, Suite 12 instead."},
-        {"role": "assistant", "content": "Done."},
-    ]
-    once, _ = compile_messages(messages, schema=LOGISTICS)
+    once, _ = compile_messages(REROUTE, schema=LOGISTICS)
     later = [
         {"role": "user", "content": "Sorry, ship to 77 Elm Street after all."},
         {"role": "assistant", "content": "Changed."},
@@ -224,4 +212,4 @@ def test_a_transcript_of_compiled_output_counts_the_header_it_sets_aside():
     read = formats(text).messages
     assert read[0].content.startswith("[ACTIVE_AGENT_STATE]")
     assert read[tel["state"]["delivery_address"]["turn"]].content == later[0]["content"]
-    assert [read[i].content for i in tel["retired_turn_indices"]] == [messages[4]["content"]]
+    assert [read[i].content for i in tel["retired_turn_indices"]] == [REROUTE[4]["content"]]
