@@ -33,7 +33,7 @@ class Declared:
     refusals: tuple[Refusal, ...] = ()
     counts: dict = field(default_factory=dict)
     off_schema_keys: tuple[str, ...] = ()
-    problems: tuple[str, ...] = ()
+    problems: tuple[tuple[int, str], ...] = ()  # (turn, what was wrong)
 
 
 def declare(
@@ -67,7 +67,7 @@ class DeclareState:
         self.keys_by_turn: dict[int, set[str]] = {}
         self.refusals: list[Refusal] = []
         self.off_schema: list[str] = []
-        self.problems: list[str] = []
+        self.problems: list[tuple[int, str]] = []
         self.counts = dict.fromkeys(
             (
                 "turns_with_block",
@@ -141,7 +141,7 @@ class DeclareState:
     def _trusted(self, turn: int, declaration) -> None:
         self.counts["turns_with_block"] += 1
         self.counts["malformed"] += declaration.malformed
-        self.problems.extend(f"turn {turn}: {p}" for p in declaration.problems)
+        self.problems.extend((turn, problem) for problem in declaration.problems)
         for op, entries in (
             (Op.ASSERT, declaration.asserts),
             (Op.PIN, declaration.pins),

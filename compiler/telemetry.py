@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from compiler.messages import Message, message_to_dict
@@ -239,7 +238,7 @@ def _declarations(result, counter, n) -> dict:
         "declaration_policy": result.options.declaration_policy,
         "value_policy": result.options.value_policy,
         "slots_with_a_value_contract": contracts,
-        "problems": [_renumbered(problem, n) for problem in declared.problems],
+        "problems": [f"turn {n(turn)}: {problem}" for turn, problem in declared.problems],
     }
 
 
@@ -269,14 +268,3 @@ def _recall(result, n) -> dict | None:
         "score": hit.score,
         "placed": result.emitted.recall_placed,
     }
-
-
-_PROBLEM_TURN = re.compile(r"\Aturn (\d+): ")
-
-
-def _renumbered(problem: str, n) -> str:
-    """A declaration problem ("turn 3: …", written as the fold read it) with its turn as
-    the caller counts it."""
-    if n is _same:
-        return problem
-    return _PROBLEM_TURN.sub(lambda match: f"turn {n(int(match.group(1)))}: ", problem, count=1)

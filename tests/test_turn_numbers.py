@@ -83,6 +83,7 @@ HISTORIES = {
             {"role": "user", "content": "Actually, please book it in economy."},
             {"role": "assistant", "content": _declare(**{"assert": {"cabin_class": "economy"}})},
             {"role": "user", "content": "ok"},
+            {"role": "assistant", "content": "Noted." + _declare(frobnicate={"a": 1})},
             {"role": "assistant", "content": "Anything else?"},
         ],
         {},
@@ -154,9 +155,11 @@ def test_the_scenarios_exercise_every_kind_of_turn_number():
     for schema, messages, options in HISTORIES.values():
         out, tel = compile_messages(messages, schema=schema, cache=False, **options)
         seen |= {k for k in ("retired_turns", "conflicts", "rejected_writes", "recall") if tel[k]}
+        seen |= {"problems"} if tel["declarations"]["problems"] else set()
         seen |= {"stale read"} if any("shown again at turn" in str(m) for m in out) else set()
         seen |= {"header"} if "(turn " in out[0]["content"] else set()
     kinds = {"retired_turns", "conflicts", "rejected_writes", "recall", "stale read", "header"}
+    kinds |= {"problems"}
     assert seen == kinds
 
 
