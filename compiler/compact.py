@@ -33,9 +33,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from itertools import accumulate
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from compiler.compact_json import compact_json
+from compiler.compact_json import compact_json, decode_json, json_text
 from compiler.frozen import build
 from compiler.prefilter import admits, checking_order, fold, required_literals
 
@@ -198,6 +198,10 @@ def _compact_by_shape(
         if found is not None:  # else not JSON, or nested too deep to walk: read it as text
             shape = Shape.JSON_RECORDS if found.records else Shape.JSON_OBJECT
             counts = found.rows_total, found.rows_kept, found.safety_rows_kept
+            if not found.records and len(found.text) > LONG_CHARS:
+                cut = _with_long_strings_cut(decode_json(body, memo))
+                if cut is not None and len(cut.text) < len(found.text):
+                    return Shape.JSON_OBJECT, _Draft(cut.text + trailer, *_counts(cut))
             return shape, _Draft(found.text + trailer, *counts)
     folded = fold(body)
     if admits(_FILE_VIEW_NEEDS, folded) and _FILE_VIEW.search(body):
@@ -216,6 +220,50 @@ def _compact_by_shape(
 
 def _counts(draft: _Draft) -> tuple[int, int, int]:
     return draft.rows_total, draft.rows_kept, draft.safety_rows_kept
+
+
+def _with_long_strings_cut(value: Any) -> _Draft | None:
+    r"""A JSON value with no collection to summarise whose bulk is text (a file's content
+    in a ``read_file`` result): each string over ``LONG_CHARS`` cut as long text is cut,
+    head and tail and every safety line kept, the omission marked inside the string.
+    None when no string is that long.
+
+    Example:
+        >>> lines = [f"line {i} of the file" for i in range(200)]
+        >>> lines[120] = "WARNING: do not run as root"
+        >>> cut = _with_long_strings_cut({"path": "a.txt", "content": "\n".join(lines)})
+        >>> import json; content = json.loads(cut.text)["content"]
+        >>> "WARNING: do not run as root" in content, "truncated=true" in content
+        (True, True)
+        >>> cut.safety_rows_kept, _with_long_strings_cut({"a": "short"})
+        (1, None)
+    """
+    drafts: list[_Draft] = []
+
+    def cut(node: Any) -> Any:
+        if isinstance(node, str):
+            if len(node) <= LONG_CHARS:
+                return node
+            draft = _compact_long_text(node)
+            if len(draft.text) >= len(node):
+                return node
+            drafts.append(draft)
+            return draft.text
+        if isinstance(node, dict):
+            return {key: cut(child) for key, child in node.items()}
+        if isinstance(node, list):
+            return [cut(child) for child in node]
+        return node
+
+    shortened = cut(value)
+    if not drafts:
+        return None
+    return _Draft(
+        json_text(shortened),
+        sum(d.rows_total for d in drafts),
+        sum(d.rows_kept for d in drafts),
+        sum(d.safety_rows_kept for d in drafts),
+    )
 
 
 def _split_trailer(text: str) -> tuple[str, str]:

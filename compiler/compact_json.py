@@ -230,6 +230,16 @@ _dumps = json_encoder()
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
+def json_text(value: Any) -> str:
+    r"""``value`` as compact JSON, a lone surrogate written as its escape.
+
+    Example:
+        >>> json_text({"a": ["é", "\ud800"]})
+        '{"a":["é","\\ud800"]}'
+    """
+    return _escape_surrogates(_dumps(value))
+
+
 def _escape_surrogates(text: str) -> str:
     """A lone surrogate (only ever inside a JSON string) as the escape JSON allows."""
     if text.isascii() or not _SURROGATE.search(text):

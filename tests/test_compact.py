@@ -717,3 +717,17 @@ def test_a_json_row_whose_safety_phrase_is_wrapped_by_an_escaped_line_break_is_k
     compacted = compact(json.dumps({"items": rows}))
     assert compacted.safety_rows_kept == 1
     assert "not exceed two" in compacted.text
+
+
+def test_a_json_payload_whose_bulk_is_one_long_string_is_cut_inside_the_string():
+    lines = [f"line {i} of the file" for i in range(2000)]
+    lines[1200] = "WARNING: do not run as root"
+    payload = json.dumps({"path": "src/a.py", "content": "\n".join(lines)})
+    compacted = compact(payload)
+    kept = json.loads(compacted.text)
+    assert kept["path"] == "src/a.py"
+    assert "WARNING: do not run as root" in kept["content"]
+    assert "chars omitted (truncated=true)" in kept["content"]
+    assert compacted.compacted_chars < len(payload) // 10
+    assert (compacted.shape, compacted.safety_rows_kept) == ("json_object", 1)
+    assert compacted.rows_dropped > 0
