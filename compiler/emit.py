@@ -8,7 +8,7 @@ conversation still hits.
 
 Every block we write has a marker line followed by ``  - `` lines whose
 values are JSON-quoted (no raw newline can end a line early), so
-``strip_compiled`` can remove exactly what an earlier compile added and
+``strip_compiled_one`` can remove exactly what an earlier compile added and
 compiling compiled output never stacks headers.
 """
 
@@ -68,24 +68,6 @@ class Emitted:
     messages: tuple[Message, ...]
     origins: tuple[int | None, ...]
     recall_placed: bool = False
-
-
-def strip_compiled(messages: tuple[Message, ...]) -> tuple[tuple[Message, ...], int]:
-    """Remove blocks an earlier compile wrote; return messages and how many were touched.
-
-    Example:
-        >>> header = '[ACTIVE_AGENT_STATE]\\n  - a = "1" (turn 0 [inferred])'
-        >>> m = Message("system", header + "\\n\\nBe kind.")
-        >>> strip_compiled((m,))[0][0].content
-        'Be kind.'
-    """
-    out, touched = [], 0
-    for message in messages:
-        kept, changed = strip_compiled_one(message)
-        touched += changed
-        if kept is not None:
-            out.append(kept)
-    return tuple(out), touched
 
 
 def strip_compiled_one(message: Message) -> tuple[Message | None, bool]:
@@ -226,7 +208,7 @@ def _cache_friendly(messages, lines, rules, instruction) -> Emitted:
 
 def _recall_text(recall: Recall) -> str:
     """Recalled text with brackets neutralised, so it cannot forge our markers, and
-    closed by ``RECALL_END`` so ``strip_compiled`` can tell it from user text.
+    closed by ``RECALL_END`` so ``strip_compiled_one`` can tell it from user text.
 
     Example:
         >>> print(_recall_text(Recall(2, "user", "see [1]", 1.0)))

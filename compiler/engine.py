@@ -1,6 +1,6 @@
 """Run the stages in order and say exactly what was done.
 
-    per message (compiler.progress):  strip_compiled → declare → classify
+    per message (compiler.progress):  strip_compiled_one → declare → classify
                                       → extract → register (a fold)
     whole history:                    retire → compact → recall → emit
     then:                             telemetry
