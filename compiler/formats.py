@@ -225,6 +225,7 @@ class _Doc:
         self.base_line = base_line
         self._breaks = [m.start() for m in re.finditer("\n", text)]
         self._cache: dict[int, Any] = {}
+        self._repeated: dict[tuple[int, str], int] = {}
 
     def line(self, pos: int) -> int:
         return self.base_line + bisect.bisect_left(self._breaks, pos)
@@ -240,10 +241,21 @@ class _Doc:
         return self._cache[pos]
 
     def members(self, pos: int) -> dict[str, int]:
-        """Where each member value of the object starting at ``pos`` starts."""
+        """Where each member value of the object starting at ``pos`` starts (the last
+        one's, for a key the object repeats: the value ``json`` reads)."""
         if pos not in self._cache:
-            self._cache[pos] = dict(self._walk(pos, keyed=True))
+            members: dict[str, int] = {}
+            for key, start in self._walk(pos, keyed=True):
+                if key in members:
+                    self._repeated[pos, key] = self._repeated.get((pos, key), 1) + 1
+                members[key] = start
+            self._cache[pos] = members
         return self._cache[pos]
+
+    def repeats(self, pos: int, key: str) -> int:
+        """How many times the object starting at ``pos`` holds ``key``."""
+        self.members(pos)
+        return self._repeated.get((pos, key), 1 if key in self._cache[pos] else 0)
 
     def _walk(self, pos: int, *, keyed: bool):
         text, skip = self.text, _JSON_SPACE
@@ -311,6 +323,10 @@ def _record_entry(record: Any, doc: _Doc, pos: int, fallback_id: str, where: str
         parsed = parsed_items(record[key], lines, indexed(key), fmt)
     if not parsed.messages:
         parsed = _add_warnings(parsed, [ParseWarning(doc.line(pos), f"{ident}: no message")])
+    times = doc.repeats(pos, key)
+    if times > 1:  # json keeps the last value: the earlier ones would vanish unreported
+        note = f"{where} holds the key {key!r} {times} times; only the last was read"
+        parsed = _add_warnings(parsed, [ParseWarning(doc.line(pos), note)], before=True)
     return ident, replace(parsed, meta=_record_meta(record), record=record)
 
 

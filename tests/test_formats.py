@@ -580,3 +580,24 @@ def test_a_text_transcript_whose_tool_output_is_json_rows_stays_a_text_transcrip
 def test_a_text_transcript_with_a_json_line_stays_a_text_transcript():
     parsed = formats('user: look\n{"a": 1}\nassistant: ok')
     assert [m.role for m in parsed.messages] == ["user", "assistant"]
+
+
+def test_it_reports_a_record_key_held_twice_since_only_the_last_value_is_read():
+    first = '{"role": "user", "content": "book it"}'
+    later = '{"role": "user", "content": "cancel it"}'
+    text = f'[{{"traj": [{first}],\n  "reward": 1,\n  "traj": [{later}]}},\n {{"traj": [{first}]}}]'
+    found = formats_many(text)
+    assert [m.content for m in found[0][1].messages] == ["cancel it"]
+    assert [(w.line, w.message) for w in found[0][1].warnings] == [
+        (1, "[0] holds the key 'traj' 2 times; only the last was read")
+    ]
+    assert found[1][1].warnings == ()  # a record with the key once says nothing
+
+
+def test_it_reports_a_repeated_key_even_when_the_last_value_holds_no_turn():
+    text = '{"messages": [{"role": "user", "content": "a"}], "messages": []}'
+    with pytest.raises(TranscriptError) as caught:
+        formats(text)
+    assert "the object holds the key 'messages' 2 times; only the last was read" in [
+        w.message for w in caught.value.warnings
+    ]
