@@ -163,7 +163,8 @@ def compile_messages(messages: list, *, token_counter: Any = None, cache: bool =
         result, warnings = HISTORIES.compile(list(messages), chosen, chosen.cache_key)
     else:
         parsed = read_message_list(messages)
-        progress = Progress(chosen, by_item=True).extend(parsed.messages)
+        items = len(messages) if isinstance(messages, list | tuple) else None
+        progress = Progress(chosen, by_item=True).extend(parsed.messages, items=items)
         result, warnings = progress.finish(remember=False), parsed.warnings
     return _finish(result, warnings, started, token_counter)
 

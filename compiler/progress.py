@@ -48,6 +48,8 @@ class Progress:
         # ``sources`` holds, per clean message, its index in ``original``.
         self.by_item = by_item
         self.sources: list[int] = []
+        # how many of the caller's items were read (by_item), skipped ones included
+        self.items = 0
         self.keys: list = []
         self.original: list[Message] = []
         self.warnings: list = []
@@ -82,12 +84,16 @@ class Progress:
         twin.fold = self.fold.copy()
         return twin
 
-    def extend(self, messages, keys=None, warnings=()) -> Progress:
-        """Fold more messages in (``keys`` identify the input items they came from)."""
+    def extend(self, messages, keys=None, warnings=(), items=None) -> Progress:
+        """Fold more messages in. ``keys`` identify the input items they came from;
+        ``items`` is how many items those were (by default one per message, or per key)."""
         for message in messages:
             self.advance(message)
         if keys is not None:
             self.keys.extend(keys)
+        if items is None:
+            items = len(keys) if keys is not None else len(messages)
+        self.items += items
         self.warnings.extend(warnings)
         return self
 
@@ -173,7 +179,7 @@ class Progress:
             recall=hit,
             instruction=instruction,
             numbers=numbers,
-            skipped_at=self._skipped_at() if numbers is not None else None,
+            skipped_at=self._skipped_at() if self._skipped(numbers) else None,
             token_memo=self.token_memo if remember else None,
             dict_memo=self.dict_memo if remember else None,
             held=self._held,
@@ -193,6 +199,11 @@ class Progress:
             return None
         return tuple(original[source].line - 1 for source in self.sources)
 
+    def _skipped(self, numbers) -> bool:
+        """Whether the reader may have skipped an item of the caller's list: numbering
+        moved, or items were read past the last message (a skipped item at the end)."""
+        return numbers is not None or self.items > len(self.original)
+
     def _skipped_at(self) -> int | None:
         """Where the caller's list holds the first item the reader skipped (by_item only)."""
         if not self.by_item:
@@ -200,7 +211,7 @@ class Progress:
         for index, message in enumerate(self.original):
             if message.line - 1 != index:
                 return index
-        return None
+        return len(self.original) if self.items > len(self.original) else None
 
     def _held(self, message: Message, origin: int | None) -> bool:
         """Whether an output message is one this progress keeps (so memos may key on it)."""

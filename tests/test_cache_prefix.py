@@ -42,3 +42,23 @@ def test_an_item_skipped_inside_the_list_ends_the_preserved_prefix():
         _, tel = compile_messages(messages, mode="cache_friendly", cache=cache)
         assert tel["kv_cache_prefix_messages_preserved"] == 1
         assert tel["kv_cache_prefix_intact"] is False
+
+
+def test_an_item_skipped_at_the_end_leaves_the_prefix_whole_but_not_intact():
+    # every message read comes back in place, but the caller's last item does not
+    messages = [{"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}]
+    for cache in (False, True):
+        _, tel = compile_messages([*messages, None], mode="cache_friendly", cache=cache)
+        assert tel["kv_cache_prefix_messages_preserved"] == 2
+        assert tel["kv_cache_prefix_intact"] is False
+        warning = "line 3: messages[2] is null, not a message object; skipped"
+        assert tel["parse_warnings"] == [warning]
+        _, tel = compile_messages(messages, mode="cache_friendly", cache=cache)
+        assert tel["kv_cache_prefix_intact"] is True  # the control: nothing skipped
+
+
+def test_a_history_resumed_from_the_cache_counts_a_stray_item_it_adds_at_the_end():
+    messages = [{"role": "user", "content": "resume me"}, {"role": "assistant", "content": "a"}]
+    compile_messages(messages, mode="cache_friendly")  # cached: the next call resumes it
+    _, tel = compile_messages([*messages, 42], mode="cache_friendly")
+    assert tel["kv_cache_prefix_intact"] is False
