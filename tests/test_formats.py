@@ -601,3 +601,16 @@ def test_it_reports_a_repeated_key_even_when_the_last_value_holds_no_turn():
     assert "the object holds the key 'messages' 2 times; only the last was read" in [
         w.message for w in caught.value.warnings
     ]
+
+
+def test_the_error_for_text_without_a_turn_names_the_first_warning_and_keeps_the_reason_bare():
+    with pytest.raises(TranscriptError) as caught:
+        formats('[{"role": "user", "content": "hi",]')
+    error = caught.value
+    first = "line 1: not valid JSON (Expecting property name enclosed in double quotes, column 35)"
+    assert (
+        str(error)
+        == f"no recognisable turn (line 1, column 35); first warning: {first}; read as text"
+    )
+    assert error.reason == "no recognisable turn"  # the site shows the warnings beside it
+    assert str(error.warnings[0]) == f"{first}; read as text"
