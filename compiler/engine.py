@@ -25,7 +25,7 @@ from compiler.formats import formats
 from compiler.frozen import build
 from compiler.incremental import HISTORIES
 from compiler.items import read_message_list
-from compiler.messages import Message, ParseWarning, message_to_dict
+from compiler.messages import Message, ParseWarning, message_to_dict, owned
 from compiler.progress import Progress
 from compiler.register import Register
 from compiler.retire import Retired, retirement_violations
@@ -132,7 +132,7 @@ class Compilation:
                 key = id(message)
                 if key not in self.dict_memo:
                     self.dict_memo[key] = message_to_dict(message)
-                out.append(dict(self.dict_memo[key]))
+                out.append(owned(self.dict_memo[key]))  # the caller may change its copy
             else:
                 out.append(message_to_dict(message))
         return out

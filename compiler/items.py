@@ -21,6 +21,7 @@ from compiler.messages import (
     ParseWarning,
     ToolCall,
     message_from_dict,
+    owned_items,
     tool_calls_from,
 )
 
@@ -140,6 +141,8 @@ def _plain_item(item: Any, line: int) -> Message | None:
     if role is None or not (content is None or type(content) is str):
         return None  # another spelling of a role is read, and noted, by _read_item
     name, call_id, calls = item.get("name"), item.get("tool_call_id"), item.get("tool_calls")
+    # role and content are text: the other values decide whether the source needs a copy
+    source = owned_items(item) if _holds_containers(calls, name, call_id) else tuple(item.items())
     if calls is not None:
         try:
             calls = tool_calls_from(calls)
@@ -152,9 +155,14 @@ def _plain_item(item: Any, line: int) -> Message | None:
         name=name if isinstance(name, str) else None,
         tool_call_id=call_id if isinstance(call_id, str) else None,
         tool_calls=calls or (),
-        source=tuple(item.items()),
+        source=source,
         line=line,
     )
+
+
+def _holds_containers(*values) -> bool:
+    """Whether any of ``values`` is a list or dict (``owned_items`` copies those)."""
+    return any(isinstance(value, list | dict) for value in values)
 
 
 def _read_item(item: Any, line: int, index: int, where) -> tuple[Message | None, list[str]]:
@@ -178,7 +186,7 @@ def _read_item(item: Any, line: int, index: int, where) -> tuple[Message | None,
     except (TypeError, ValueError, RecursionError):
         # Only Python values that JSON cannot hold get here.
         note = f"{where(index)}: content or tool calls unreadable; kept without them"
-        return Message(role, None, source=tuple(item.items()), line=line), [*notes, note]
+        return Message(role, None, source=owned_items(item), line=line), [*notes, note]
 
 
 def _as_dict(item: Any) -> dict | None:

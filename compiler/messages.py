@@ -84,6 +84,30 @@ def tool_calls_from(raw: Any) -> tuple[ToolCall, ...]:
     return tuple(calls)
 
 
+def owned(value: Any) -> Any:
+    """``value`` with every list and dict in it new, the rest (text, numbers) shared: a
+    message read keeps its own copy of what the caller may change in place later, and
+    a message written out hands the caller a copy it may change freely. Either way
+    neither the caller's history nor the history cache sees the other's edits.
+
+    Example:
+        >>> parts = [{"type": "text", "text": "hi"}]
+        >>> copy = owned(parts)
+        >>> copy == parts, copy is parts, copy[0] is parts[0], copy[0]["text"] is parts[0]["text"]
+        (True, False, False, True)
+    """
+    if isinstance(value, list):
+        return [owned(item) for item in value]
+    if isinstance(value, dict):
+        return {key: owned(item) for key, item in value.items()}
+    return value
+
+
+def owned_items(item: dict) -> tuple:
+    """A message dict's items, each value ``owned``: what a ``Message`` keeps as ``source``."""
+    return tuple((key, owned(value)) for key, value in item.items())
+
+
 def message_from_dict(item: dict, *, role: str | None = None, line: int | None = None) -> Message:
     """Read one OpenAI-shaped message dict; ``role`` overrides an unknown one.
 
@@ -106,7 +130,7 @@ def message_from_dict(item: dict, *, role: str | None = None, line: int | None =
         name=name if isinstance(name, str) else None,
         tool_call_id=call_id if isinstance(call_id, str) else None,
         tool_calls=tool_calls_from(item.get("tool_calls")),
-        source=tuple(item.items()),
+        source=owned_items(item),
         line=line,
     )
 
@@ -187,7 +211,8 @@ def _with_other_parts(original: Any, text: str | None) -> Any:
 
 
 def message_to_dict(message: Message) -> dict:
-    """The message as a dict; one read from a dict keeps its keys and order.
+    """The message as a dict, its lists and dicts new (``owned``); one read from a dict
+    keeps its keys and order.
 
     Example:
         >>> message_to_dict(Message("user", "hi"))
@@ -201,7 +226,7 @@ def message_to_dict(message: Message) -> dict:
         touched = "content" in out or message.content is not None
         if touched and not _same_content(out.get("content"), message.content):
             out["content"] = _with_other_parts(out.get("content"), message.content)
-        return out
+        return owned(out)
     out: dict[str, Any] = {"role": message.role, "content": message.content}
     if message.name is not None:
         out["name"] = message.name
