@@ -30,8 +30,11 @@ Decisions worth knowing:
 - Display text does not record which tool was called. An ``assistant`` turn
   followed by ``tool`` turns gets one ``ToolCall`` per following tool turn,
   named after the tool turn's ``[name]`` if it has one, else ``""``, with
-  empty arguments and no id. ``assistant: None`` means content ``None`` (and
-  at least one such call). This holds for plain text too.
+  empty arguments and an id made from the tool turn's line (``call_12``),
+  which the tool turn answers. ``assistant: None`` means content ``None`` (and
+  at least one such call). This holds for plain text too. A call left
+  unanswered, or a tool turn after no assistant turn, is warned of: the chat
+  API refuses both.
 - Without source text (``read_message_list``), an item's "line" is
   ``base_line + index``: the 1-based item number by default. Read from JSON
   text, it is the real line the element starts on; warnings also name the
@@ -491,7 +494,9 @@ def _read_text(lines: list[str], first_line: int) -> Parsed:
         else:
             messages.append(message)
     meta = _header_meta(lines[:head])
-    return Parsed(tuple(_pair_tool_calls(messages)), tuple(warnings), Format.TEXT, meta)
+    messages, unpaired = _pair_tool_calls(messages)
+    warnings = sorted([*warnings, *unpaired], key=lambda warning: warning.line)
+    return Parsed(tuple(messages), tuple(warnings), Format.TEXT, meta)
 
 
 def _turn_starts(lines: list[str]) -> list[tuple[int, re.Match]]:
@@ -545,25 +550,44 @@ def _trim_blank(lines: list[str]) -> list[str]:
     return lines[filled[0] : filled[-1] + 1] if filled else []
 
 
-def _pair_tool_calls(messages: list[Message]) -> list[Message]:
-    """Give each assistant turn the calls its following tool turns answer.
+def _pair_tool_calls(messages: list[Message]) -> tuple[list[Message], list[ParseWarning]]:
+    """Give each assistant turn the calls its following tool turns answer, linked by id,
+    and warn of a call no turn answers or an answer to no call (the chat API refuses
+    both).
 
-    Text does not say which tool was called; a call is named after the tool
-    turn's ``[name]`` when it has one, else ``""``, with empty arguments.
+    Text does not say which tool was called; a call is named after the tool turn's
+    ``[name]`` when it has one, else ``""``, with empty arguments. Its id is made from
+    the line of the tool turn answering it (``call_<line>``; an unanswered call, from the
+    assistant's line), so the same text always gets the same ids.
+
+    Example:
+        >>> turns = [Message("assistant", None, line=1), Message("tool", "a.py", line=2)]
+        >>> paired, warnings = _pair_tool_calls(turns)
+        >>> paired[0].tool_calls, paired[1].tool_call_id, warnings
+        ((ToolCall(name='', arguments='', id='call_2'),), 'call_2', [])
     """
     out = list(messages)
+    warnings = []
     for index, message in enumerate(out):
+        if message.role == "tool" and out[index].tool_call_id is None:
+            note = "a tool turn that follows no assistant turn answers no call"
+            warnings.append(ParseWarning(message.line or 1, note))
         if message.role != "assistant" or message.tool_calls:
             continue
         answers, after = [], index + 1
         while after < len(out) and out[after].role == "tool":
-            answers.append(ToolCall(name=out[after].name or "", arguments=""))
+            answer = out[after]
+            call = ToolCall(name=answer.name or "", arguments="", id=f"call_{answer.line}")
+            answers.append(call)
+            out[after] = replace(answer, tool_call_id=call.id)
             after += 1
         if not answers and message.content is None:
-            answers.append(ToolCall(name="", arguments=""))
+            answers.append(ToolCall(name="", arguments="", id=f"call_{message.line}"))
+            note = "assistant: None with no tool turn after it: its call is unanswered"
+            warnings.append(ParseWarning(message.line or 1, note))
         if answers:
             out[index] = replace(message, tool_calls=tuple(answers))
-    return out
+    return out, warnings
 
 
 # read_message_list (compiler.items) is read here too: this module reads every shape

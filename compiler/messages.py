@@ -212,11 +212,16 @@ def _with_other_parts(original: Any, text: str | None) -> Any:
 
 def message_to_dict(message: Message) -> dict:
     """The message as a dict, its lists and dicts new (``owned``); one read from a dict
-    keeps its keys and order.
+    keeps its keys and order, and gains ``tool_call_id`` where the reader linked the call
+    it answers from another spelling (SWE-agent's ``tool_call_ids: [id]``), so the chat
+    API can pair it with its call.
 
     Example:
         >>> message_to_dict(Message("user", "hi"))
         {'role': 'user', 'content': 'hi'}
+        >>> source = (("role", "tool"), ("content", "ok"), ("tool_call_ids", ["c1"]))
+        >>> message_to_dict(Message("tool", "ok", tool_call_id="c1", source=source))
+        {'role': 'tool', 'content': 'ok', 'tool_call_ids': ['c1'], 'tool_call_id': 'c1'}
     """
     if message.source:
         out = dict(message.source)
@@ -226,6 +231,8 @@ def message_to_dict(message: Message) -> dict:
         touched = "content" in out or message.content is not None
         if touched and not _same_content(out.get("content"), message.content):
             out["content"] = _with_other_parts(out.get("content"), message.content)
+        if message.tool_call_id is not None and "tool_call_id" not in out:
+            out["tool_call_id"] = message.tool_call_id  # linked from another spelling
         return owned(out)
     out: dict[str, Any] = {"role": message.role, "content": message.content}
     if message.name is not None:

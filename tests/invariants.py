@@ -23,3 +23,25 @@ def assert_invariants(result: Compilation) -> None:
         if entry.live:
             assert entry.slot in live or entry.slot in result.register.dropped_over_limit
             assert not set(entry.supports) <= retired
+
+
+def unpaired_calls(messages: list[dict]) -> list[str]:
+    """What the chat API would refuse in how calls and answers pair up: a ``tool``
+    message must answer an id (a non-empty one) among the tool calls of the assistant
+    turn before its run of tool messages, and every such call must be answered there."""
+    problems, open_ids = [], None
+    for index, message in enumerate(messages):
+        if message.get("role") == "tool":
+            answered = message.get("tool_call_id")
+            if not answered or open_ids is None or answered not in open_ids:
+                problems.append(f"[{index}] answers no open call ({answered!r})")
+            else:
+                open_ids.discard(answered)
+            continue
+        if open_ids:
+            problems.append(f"[{index}] comes before an answer to {sorted(open_ids)}")
+        calls = message.get("tool_calls") or [] if message.get("role") == "assistant" else []
+        open_ids = {call.get("id") for call in calls} if calls else None
+    if open_ids:
+        problems.append(f"the history ends before an answer to {sorted(open_ids)}")
+    return problems

@@ -189,7 +189,8 @@ def test_it_does_not_split_a_turn_at_an_indented_role_word():
 
 def test_it_sets_the_name_from_a_bracketed_label():
     parsed = formats('assistant: checking\ntool [inventory]: {"left": 3}')
-    assert parsed.messages[1] == Message("tool", '{"left": 3}', name="inventory", line=2)
+    expected = Message("tool", '{"left": 3}', name="inventory", tool_call_id="call_2", line=2)
+    assert parsed.messages[1] == expected
 
 
 def test_it_warns_once_about_text_before_the_first_turn():
@@ -243,16 +244,33 @@ def test_it_reads_the_first_of_several_transcripts_and_warns_about_the_rest():
 def test_it_reads_assistant_none_as_a_call_to_an_unrecorded_tool():
     parsed = formats(json.dumps({"messages_display": "user: hi\nassistant: None\ntool: ok"}))
     assert parsed.messages[1] == Message(
-        "assistant", None, tool_calls=(ToolCall(name="", arguments=""),), line=1
+        "assistant", None, tool_calls=(ToolCall(name="", arguments="", id="call_3"),), line=1
     )
-    assert parsed.messages[2].role == "tool"
+    assert (parsed.messages[2].role, parsed.messages[2].tool_call_id) == ("tool", "call_3")
     assert parsed.format == "display"
 
 
 def test_it_gives_an_assistant_one_call_per_following_tool_turn():
     parsed = formats("assistant: Let me check.\ntool [a]: 1\ntool: 2\nassistant: done")
-    assert parsed.messages[0].tool_calls == (ToolCall("a", ""), ToolCall("", ""))
+    assert parsed.messages[0].tool_calls == (
+        ToolCall("a", "", "call_2"),
+        ToolCall("", "", "call_3"),
+    )
+    assert [m.tool_call_id for m in parsed.messages[1:3]] == ["call_2", "call_3"]
     assert parsed.messages[3].tool_calls == ()
+    assert parsed.warnings == ()
+
+
+def test_it_warns_of_a_call_no_turn_answers_and_an_answer_to_no_call():
+    # the chat API refuses both; the specification's own example has the second
+    text = "user: deliver ORD-1\ntool [inventory]: {}\nassistant: None\nuser: ?"
+    parsed = formats(text)
+    assert parsed.messages[1].tool_call_id is None
+    assert parsed.messages[2].tool_calls == (ToolCall("", "", "call_3"),)
+    assert notes(parsed) == [
+        "line 2: a tool turn that follows no assistant turn answers no call",
+        "line 3: assistant: None with no tool turn after it: its call is unanswered",
+    ]
 
 
 def test_it_names_the_display_line_in_warnings_from_inside_a_record():
