@@ -73,10 +73,11 @@ def _observed(slot, value, turn, provenance, start=0, end=0) -> Observation:
     )
 
 
-# A negator voids a match when it stands in the same clause, before it.
+# A negator voids a match when it stands in the same clause, before it. Its apostrophe
+# may be the typographic one (U+2019), as phones and most model output write it.
 _NEGATOR = re.compile(
-    r"\b(?:not|never|no longer|instead of|rather than|cannot|can't|won't|don't|doesn't|"
-    r"didn't|isn't|wasn't|aren't|shouldn't|wouldn't|without)\b",
+    r"\b(?:not|never|no longer|instead of|rather than|cannot|without|"
+    r"(?:can|won|don|doesn|didn|isn|wasn|aren|shouldn|wouldn)['\u2019]t)\b",
     re.IGNORECASE,
 )
 _NEGATOR_NEEDS = checking_order(required_literals(_NEGATOR))

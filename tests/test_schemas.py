@@ -473,6 +473,13 @@ def test_a_later_clause_after_a_negated_one_is_still_read():
     assert read("travel", "I'm not in economy, I'm in business.") == {"cabin_class": "business"}
 
 
+@pytest.mark.parametrize("apostrophe", ["'", "\u2019"])
+def test_a_negation_is_read_with_either_apostrophe(apostrophe):
+    assert read("logistics", f"I don{apostrophe}t want to pay with PayPal.") == {}
+    assert read("logistics", f"I won{apostrophe}t pay with Visa.") == {}
+    assert read("logistics", "I want to pay with PayPal.") == {"payment_method": "PayPal"}
+
+
 def test_the_specification_turns_give_different_address_strings():
     first = read("logistics", "Actually reroute to 900 Pine Avenue, Suite 12, Chicago, IL 60601.")
     second = read("logistics", "Rerouted to 900 Pine Avenue, Suite 12.", "assistant")
