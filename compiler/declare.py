@@ -14,7 +14,7 @@ from compiler.contracts import satisfies
 from compiler.extract import Observation, Op, Provenance
 from compiler.frozen import build
 from compiler.messages import Message, ToolCall, with_content
-from compiler.protocol import protocol, strip_blocks
+from compiler.protocol import protocol, strip_blocks_in_arguments
 from compiler.register import Refusal
 from compiler.schema import Schema
 
@@ -126,7 +126,7 @@ class DeclareState:
             return message
         calls = []
         for call in message.tool_calls:
-            arguments, removed = strip_blocks(call.arguments)
+            arguments, removed = strip_blocks_in_arguments(call.arguments)
             self.counts["blocks_stripped"] += removed
             calls.append(ToolCall(call.name, arguments, call.id))
         return replace(message, tool_calls=tuple(calls), source=_with_calls(message, calls))

@@ -140,6 +140,52 @@ def strip_blocks(text: str) -> tuple[str, int]:
     return stripped, len(found)
 
 
+def strip_blocks_in_arguments(arguments: str) -> tuple[str, int]:
+    """``strip_blocks`` for a tool call's arguments, which stay valid JSON when they were:
+    where cutting the text would break it (a block written as a member,
+    ``{"contextgc-state": {...}, "cmd": "ls"}``), the JSON is read, every member named
+    for a block dropped, every string stripped, and the value written again.
+
+    Example:
+        >>> strip_blocks_in_arguments('{"contextgc-state": {"assert": {"x": "1"}}, "cmd": "ls"}')
+        ('{"cmd": "ls"}', 1)
+        >>> strip_blocks_in_arguments('{"note": "hi <contextgc-state>{}</contextgc-state>"}')
+        ('{"note": "hi "}', 1)
+    """
+    stripped, removed = strip_blocks(arguments)
+    if not removed or _is_json(stripped) or not _is_json(arguments):
+        return stripped, removed
+    value, removed = _without_blocks(json.loads(arguments))
+    return json.dumps(value, ensure_ascii=False), removed
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _without_blocks(value) -> tuple[object, int]:
+    """A decoded JSON value without members named for a block, its strings stripped."""
+    if isinstance(value, str):
+        return strip_blocks(value)
+    if isinstance(value, list):
+        pairs = [_without_blocks(item) for item in value]
+        return [item for item, _ in pairs], sum(n for _, n in pairs)
+    if isinstance(value, dict):
+        out, removed = {}, 0
+        for key, item in value.items():
+            if _MARK in key.lower() or normalise_key(key) == "contextgc_state":
+                removed += 1
+                continue
+            out[key], n = _without_blocks(item)
+            removed += n
+        return out, removed
+    return value, 0
+
+
 def normalise_key(key: str) -> str:
     """camelCase to snake_case, anything but ASCII letters and digits to ``_``, ≤64 chars.
 

@@ -327,3 +327,29 @@ def test_a_block_in_a_legacy_function_call_is_stripped_from_what_is_sent():
     assert compiled[1]["function_call"] == {**call, "arguments": json.dumps({"text": "hi "})}
     assert "contextgc-state" not in json.dumps(compiled)
     assert tel["declarations"]["blocks_stripped"] == 1
+
+
+@pytest.mark.parametrize("mode", ["compact", "cache_friendly"])
+@pytest.mark.parametrize(
+    ("arguments", "left"),
+    [
+        ('{"contextgc-state": {"assert": {"x": "1"}}, "cmd": "ls"}', {"cmd": "ls"}),
+        ('{"cmd": "ls", "contextgc-state": {"assert": {"x": "1"}}}', {"cmd": "ls"}),
+        (
+            '{"opts": [{"contextgc-state": {}, "k": 2}], "cmd": "ls"}',
+            {"opts": [{"k": 2}], "cmd": "ls"},
+        ),
+    ],
+)
+def test_a_block_written_as_a_member_of_the_arguments_leaves_them_valid_json(arguments, left, mode):
+    # cutting the text left '{, "cmd": "ls"}', which no tool can read (audit finding 4)
+    call = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": arguments}}
+    messages = [
+        user("list the files"),
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "a.py"},
+        asst("done"),
+    ]
+    compiled, tel = compile_messages(messages, mode=mode, cache=False)
+    assert json.loads(compiled[1]["tool_calls"][0]["function"]["arguments"]) == left
+    assert tel["declarations"]["blocks_stripped"] == 1
