@@ -177,14 +177,18 @@ def lint_errors(text: str) -> list[str]:
     return [line.rstrip() for line in errors.group(1).split("\n") if line.strip()]
 
 
-def record_key(text: str, memo: dict | None = None) -> ReadKey | None:
+def record_key(text: str, memo: dict | None = None, tool: str | None = None) -> ReadKey | None:
     """The record a JSON object shows: its first id field with the value, and its fields.
-    ``memo`` holds the JSON texts decoded before (``compact_json.decode_json``).
+    A bare ``id`` names no kind of record (user 7 and order 7 both have ``id: 7``), so
+    its key also names the ``tool`` that returned it, where that is known. ``memo`` holds
+    the JSON texts decoded before (``compact_json.decode_json``).
 
     Example:
         >>> key, fields = record_key('{"name": "Lamp", "product_id": "17", "price": 3}')
         >>> key, sorted(fields)
         ('record product_id="17"', ['name', 'price', 'product_id'])
+        >>> record_key('{"id": 7, "name": "Ann"}', tool="get_user")[0]
+        'record id=7 from get_user'
         >>> record_key('[{"order_id": "#W1"}]') is None
         True
     """
@@ -199,7 +203,8 @@ def record_key(text: str, memo: dict | None = None) -> ReadKey | None:
         return None
     for name, field in value.items():
         if _names_id(name) and _identity(field):
-            return f"record {name}={json.dumps(field)}", frozenset(value)
+            source = f" from {tool}" if tool and name.lstrip("_").lower() == "id" else ""
+            return f"record {name}={json.dumps(field)}{source}", frozenset(value)
     return None
 
 
@@ -246,7 +251,8 @@ def next_read_key(
     if kind is not Kind.MACHINE:
         return ()
     found = read_keys(message, calls, previous)
-    record = record_key(message.text, memo)
+    tool = message.name or calls.get(message.tool_call_id, ("",))[0]
+    record = record_key(message.text, memo, tool)
     return (*found, record) if record else found
 
 

@@ -270,3 +270,35 @@ def test_the_same_command_run_again_in_the_same_directory_replaces_the_older_out
     out, _ = compiler.compile_messages(messages, cache=False)
     notice = "[stale read: command ls in /repo was shown again at turn 6;"
     assert out[2]["content"].startswith(notice)
+
+
+def _two_lookups(first_tool: str, second_tool: str, *, same: bool = False) -> list[dict]:
+    # no field carries a safety signal (an email would be kept as PII whatever happens)
+    user = {"id": 7, "name": "Alice Smith", "plan": "gold", "notes": "morning calls " * 12}
+    order = {**user, "name": "Order for Bob", "plan": "express", "status": "shipped"}
+    later = {**user, "status": "active"} if same else order
+    return [
+        {"role": "user", "content": "Look up my account (user 7) and order 7."},
+        _call("c1", first_tool, {"id": 7}),
+        {"role": "tool", "tool_call_id": "c1", "content": json.dumps(user)},
+        {"role": "assistant", "content": "Found your account."},
+        _call("c2", second_tool, {"id": 7, "detail": True}),  # no repeated call
+        {"role": "tool", "tool_call_id": "c2", "content": json.dumps(later)},
+        {"role": "assistant", "content": "Found the order."},
+        {"role": "user", "content": "Which plan am I on?"},
+    ]
+
+
+def test_a_bare_id_shared_by_records_from_different_tools_replaces_nothing():
+    # user 7 and order 7: the order's fields include the user's, and it used to be read as
+    # a later read of the same record, so the user's name and plan went (audit finding 7)
+    history = _two_lookups("get_user", "get_order")
+    out, tel = compiler.compile_messages(history, cache=False)
+    assert out[2]["content"] == history[2]["content"]
+    assert tel["tool_payloads_compacted"] == 0
+
+
+def test_a_bare_id_read_again_from_the_same_tool_is_a_stale_read():
+    history = _two_lookups("get_user", "get_user", same=True)
+    out, _ = compiler.compile_messages(history, cache=False)
+    assert out[2]["content"].startswith("[stale read: record id=7 from get_user was shown again")
