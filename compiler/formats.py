@@ -481,9 +481,12 @@ def _blocks(lines: list[str]) -> list[tuple[int, int]]:
 
 def _read_text(lines: list[str], first_line: int) -> Parsed:
     """``role: text`` turns from lines that begin on line ``first_line``."""
-    starts = _turn_starts(lines)
+    starts, quoted = _turn_starts(lines)
     head = starts[0][0] if starts else len(lines)
     warnings = _preamble_warnings(lines[:head], first_line, turns=bool(starts))
+    for index, word, usual in quoted:
+        note = f"'{word}:' read as text of the turn above; this transcript's turns use '{usual}:'"
+        warnings.append(ParseWarning(first_line + index, note))
     messages = []
     for number, (index, match) in enumerate(starts):
         end = starts[number + 1][0] if number + 1 < len(starts) else len(lines)
@@ -499,11 +502,39 @@ def _read_text(lines: list[str], first_line: int) -> Parsed:
     return Parsed(tuple(messages), tuple(warnings), Format.TEXT, meta)
 
 
-def _turn_starts(lines: list[str]) -> list[tuple[int, re.Match]]:
-    """Lines that start a turn: column-0 role lines, else decorated ones."""
+def _turn_starts(lines: list[str]) -> tuple[list[_Start], list[tuple[int, str, str]]]:
+    r"""Lines that start a turn (column-0 role lines, else decorated ones), and role lines
+    read as text instead, each as (line index, its word, the word its role's turns use).
+
+    A line opening with another word for a role (``Customer:``, ``Agent:``, ``Model:``)
+    than the one the role's first turn used is a form quoted inside a turn ("The ticket
+    lists:\nCustomer: John Smith"), not a new speaker. The API's own names (``user:``,
+    ``assistant:``, ``system:``, ``tool:``) always start a turn.
+
+    Example:
+        >>> text = "user: who?\nassistant: It lists:\nCustomer: Jo\nuser: ok"
+        >>> starts, quoted = _turn_starts(text.split("\n"))
+        >>> [i for i, _ in starts], quoted
+        ([0, 1, 3], [(2, 'Customer', 'user')])
+    """
     found = [(index, match) for index, line in enumerate(lines) if (match := _TURN.match(line))]
-    plain = [(index, match) for index, match in found if not match["lead"]]
-    return plain or found
+    chosen = [(index, match) for index, match in found if not match["lead"]] or found
+    first: dict[str, str] = {}  # role -> the word its first turn used
+    for _, match in chosen:
+        word = match["role"].lower()
+        first.setdefault(ROLE_NAMES[word], word)
+    starts, quoted = [], []
+    for index, match in chosen:
+        word = match["role"].lower()
+        role = ROLE_NAMES[word]
+        if word == role or first[role] == word:
+            starts.append((index, match))
+        else:
+            quoted.append((index, match["role"], first[role]))
+    return starts, quoted
+
+
+_Start = tuple[int, re.Match]
 
 
 def _preamble_warnings(lines: list[str], first_line: int, *, turns: bool) -> list[ParseWarning]:

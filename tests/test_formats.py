@@ -540,13 +540,16 @@ def test_it_accounts_for_every_turn(turns):
     text = "\n".join(
         f"{role}: {first}" + "".join("\n" + c for c in more) for role, first, more in turns
     )
+    # a turn line is read as a message, dropped as empty, or read as text of the turn
+    # above (another word for a role already speaking); each of the last two is warned of
+    told = ("turn dropped", "read as text of the turn above")
     try:
         parsed = formats(text)
     except TranscriptError as error:
-        dropped = sum("turn dropped" in w.message for w in error.warnings)
+        dropped = sum(any(t in w.message for t in told) for w in error.warnings)
         assert dropped == len(turns)
         return
-    dropped = sum("turn dropped" in w.message for w in parsed.warnings)
+    dropped = sum(any(t in w.message for t in told) for w in parsed.warnings)
     assert len(parsed.messages) + dropped == len(turns)
 
 
@@ -632,3 +635,33 @@ def test_the_error_for_text_without_a_turn_names_the_first_warning_and_keeps_the
     )
     assert error.reason == "no recognisable turn"  # the site shows the warnings beside it
     assert str(error.warnings[0]) == f"{first}; read as text"
+
+
+def test_another_word_for_a_role_already_speaking_is_text_of_the_turn_above():
+    # a quoted form, not two new speakers: "Customer:" had become a user turn
+    text = (
+        "user: who is on the ticket?\nassistant: The ticket lists:\nCustomer: John Smith\n"
+        "Agent: Mary Jones\nuser: thanks"
+    )
+    parsed = formats(text)
+    assert [(m.role, m.content) for m in parsed.messages] == [
+        ("user", "who is on the ticket?"),
+        ("assistant", "The ticket lists:\nCustomer: John Smith\nAgent: Mary Jones"),
+        ("user", "thanks"),
+    ]
+    assert notes(parsed) == [
+        "line 3: 'Customer:' read as text of the turn above; this transcript's turns use 'user:'",
+        "line 4: 'Agent:' read as text of the turn above; this transcript's turns use 'assistant:'",
+    ]
+
+
+def test_a_transcript_written_with_other_words_for_its_roles_reads_them_as_turns():
+    parsed = formats("Customer: my order?\nAgent: shipped\nModel: Model 3")
+    assert [(m.role, m.content) for m in parsed.messages] == [
+        ("user", "my order?"),
+        ("assistant", "shipped\nModel: Model 3"),
+    ]
+    assert notes(parsed) == [
+        "line 3: 'Model:' read as text of the turn above; this transcript's turns use 'agent:'"
+    ]
+    assert formats("Human: hi\nAI: hello\nHuman: bye").warnings == ()
