@@ -109,7 +109,8 @@ def formats_many(text: str) -> tuple[tuple[str, Parsed], ...]:
     for tau-bench records, ``line<N>`` for JSONL records, ``record<i>`` for
     other records in a JSON array, ``transcript`` for a lone transcript.
     Warnings about skipped pieces go to the transcript before them (or the
-    first one). Raises ``TranscriptError`` if no transcript holds a turn.
+    first one). Raises ``TranscriptError`` if no transcript holds a turn. ``text`` may
+    be UTF-8 bytes, as a file reads; anything else is a ``TranscriptError`` too.
 
     Example:
         >>> text = "# a#0 (m1)\\nuser: hi\\n---\\n# a#1 (m2)\\nuser: yo\\n---\\n"
@@ -118,6 +119,7 @@ def formats_many(text: str) -> tuple[tuple[str, Parsed], ...]:
         >>> dict(formats_many(text)[1][1].meta)
         {'id': 'a#1', 'model': 'm2'}
     """
+    text = _as_text(text)
     if text.startswith("\ufeff"):
         text = text[1:]
     text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -126,6 +128,27 @@ def formats_many(text: str) -> tuple[tuple[str, Parsed], ...]:
     if not found:
         raise TranscriptError("no recognisable turn", line=line, column=column, warnings=leftover)
     return found
+
+
+def _as_text(text) -> str:
+    """The transcript as text: UTF-8 bytes decoded; any other type refused by name.
+
+    Example:
+        >>> _as_text(b"user: caf\\xc3\\xa9")
+        'user: café'
+    """
+    if isinstance(text, str):
+        return text
+    if not isinstance(text, bytes | bytearray):
+        reason = f"a transcript is text (str, or UTF-8 bytes), not {type(text).__name__}"
+        raise TranscriptError(reason)
+    try:
+        return bytes(text).decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = text.count(b"\n", 0, error.start) + 1
+        column = error.start - (text.rfind(b"\n", 0, error.start) + 1) + 1
+        reason = f"not UTF-8 text (byte {error.start}: {error.reason})"
+        raise TranscriptError(reason, line=line, column=column) from None
 
 
 # -- assembling --------------------------------------------------------------

@@ -665,3 +665,17 @@ def test_a_transcript_written_with_other_words_for_its_roles_reads_them_as_turns
         "line 3: 'Model:' read as text of the turn above; this transcript's turns use 'agent:'"
     ]
     assert formats("Human: hi\nAI: hello\nHuman: bye").warnings == ()
+
+
+def test_bytes_are_read_as_utf8_and_anything_else_is_refused_with_a_reason():
+    assert [m.content for m in formats("user: café".encode()).messages] == ["café"]
+    with pytest.raises(TranscriptError) as caught:
+        formats(b"user: ok\nassistant: \xff")
+    assert (caught.value.reason, caught.value.line, caught.value.column) == (
+        "not UTF-8 text (byte 20: invalid start byte)",
+        2,
+        12,
+    )
+    for value in (None, 5, ["user: hi"]):
+        with pytest.raises(TranscriptError, match="a transcript is text"):
+            formats(value)
