@@ -51,7 +51,15 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from compiler.errors import TranscriptError
-from compiler.items import ROLE_NAMES, Format, Parsed, indexed, parsed_items, read_message_list
+from compiler.items import (
+    ROLE_NAMES,
+    Format,
+    Parsed,
+    indexed,
+    json_kind,
+    parsed_items,
+    read_message_list,
+)
 from compiler.messages import Message, ParseWarning, ToolCall
 
 # Which key makes a JSON object a transcript record, the type it must have,
@@ -314,6 +322,11 @@ def _json_entries(value: Any, doc: _Doc, start: int) -> list[_Entry]:
     if isinstance(value, dict):
         keys = ", ".join(key for key, _, _ in _RECORD_KEYS)
         note = f"JSON object has none of the keys {keys}, role; no messages"
+        for key, kind, _ in _RECORD_KEYS:  # the key is there, holding the wrong thing
+            if key in value:
+                wanted = "an array" if kind is list else "a string"
+                note = f"the object's {key!r} is {json_kind(value[key])}, not {wanted}; no messages"
+                break
         return [("", Parsed((), (ParseWarning(doc.line(start), note),)))]
     lines = [doc.line(pos) for pos in doc.elements(start)]
     return [("transcript", parsed_items(value, lines, indexed("messages"), Format.MESSAGES))]

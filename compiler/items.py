@@ -94,7 +94,7 @@ def read_message_list(items: list, *, base_line: int = 1, start: int = 0) -> Par
     if isinstance(items, dict):
         items = [items]
     if not isinstance(items, list | tuple):
-        note = f"expected a list of messages, got {_kind(items)}"
+        note = f"expected a list of messages, got {json_kind(items)}"
         return Parsed((), (ParseWarning(base_line, note),), Format.MESSAGES)
     first = base_line + start
     lines = range(first, first + len(items))
@@ -144,10 +144,16 @@ def _plain_item(item: Any, line: int) -> Message | None:
     # role and content are text: the other values decide whether the source needs a copy
     source = owned_items(item) if _holds_containers(calls, name, call_id) else tuple(item.items())
     if calls is not None:
+        if type(calls) is not list:
+            return None  # not a list of calls: _read_item notes it
         try:
             calls = tool_calls_from(calls)
         except (TypeError, ValueError, RecursionError):
             return None  # arguments JSON cannot hold: _read_item notes it
+        if len(calls) != len(item["tool_calls"]) or not all(call.name for call in calls):
+            return None  # an item that is no call, or a call without a name: noted there
+    if content is None and not calls:
+        return None  # nothing said and nothing called: _read_item notes it
     return build(  # Message(...), built as frozen.build builds: one per item
         Message,
         role=role,
@@ -172,7 +178,7 @@ def _read_item(item: Any, line: int, index: int, where) -> tuple[Message | None,
     if not isinstance(item, dict):
         read = _as_dict(item)
         if read is None:
-            return None, [f"{where(index)} is {_kind(item)}, not a message object; skipped"]
+            return None, [f"{where(index)} is {json_kind(item)}, not a message object; skipped"]
         item = read
     raw = item.get("role")
     role = ROLE_NAMES.get(raw) if type(raw) is str else None  # spelled as a key: most are
@@ -182,11 +188,38 @@ def _read_item(item: Any, line: int, index: int, where) -> tuple[Message | None,
     elif API_ROLES.get(raw) != role:  # "human", "bot": written out as the API spells it
         notes = [f"{where(index)}: role {raw!r} is written out as {role!r}"]
     try:
-        return _linked(message_from_dict(item, role=role, line=line), item), notes
+        message = _linked(message_from_dict(item, role=role, line=line), item)
     except (TypeError, ValueError, RecursionError):
         # Only Python values that JSON cannot hold get here.
         note = f"{where(index)}: content or tool calls unreadable; kept without them"
         return Message(role, None, source=owned_items(item), line=line), [*notes, note]
+    return message, [*notes, *_call_notes(item, message, where(index))]
+
+
+def _call_notes(item: dict, message: Message, where: str) -> list[str]:
+    """What the chat API would refuse in a message's calls, or in a message with neither
+    content nor a call; the message is kept as it came.
+
+    Example:
+        >>> m = Message("assistant", None)
+        >>> _call_notes({"tool_calls": "ls", "content": None}, m, "messages[2]")
+        ['messages[2]: tool_calls is a string, not an array of calls; none read',
+         'messages[2]: no content and no tool call']
+    """
+    notes = []
+    raw = item.get("tool_calls")
+    if raw is not None and not isinstance(raw, list):
+        notes.append(f"{where}: tool_calls is {json_kind(raw)}, not an array of calls; none read")
+    for number, call in enumerate(raw if isinstance(raw, list) else ()):
+        if not isinstance(call, dict):
+            notes.append(f"{where}: tool_calls[{number}] is {json_kind(call)}, not a call; skipped")
+            continue
+        function = call.get("function") if isinstance(call.get("function"), dict) else call
+        if not isinstance(function.get("name"), str) or not function.get("name"):
+            notes.append(f"{where}: tool_calls[{number}] names no function")
+    if message.content is None and not message.tool_calls:
+        notes.append(f"{where}: no content and no tool call")
+    return notes
 
 
 def _as_dict(item: Any) -> dict | None:
@@ -221,7 +254,7 @@ _PLAIN_KEYS = frozenset({"role", "content", "name", "tool_call_id", "tool_calls"
 
 def _role_of(raw: Any, where: str) -> tuple[str, list[str]]:
     if not isinstance(raw, str):
-        what = "no role" if raw is None else f"role is {_kind(raw)}"
+        what = "no role" if raw is None else f"role is {json_kind(raw)}"
         return "user", [f"{where}: {what}; read as user"]
     role = ROLE_NAMES.get(raw.strip().lower())
     if role is None:
@@ -248,7 +281,13 @@ def _linked(message: Message, item: dict) -> Message:
     return message
 
 
-def _kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
+    """How a warning names the JSON type of ``value``.
+
+    Example:
+        >>> [json_kind(v) for v in (None, True, 2.5, "x", [], {})]
+        ['null', 'a boolean', 'a number', 'a string', 'an array', 'an object']
+    """
     if value is None:
         return "null"
     if isinstance(value, bool):

@@ -679,3 +679,28 @@ def test_bytes_are_read_as_utf8_and_anything_else_is_refused_with_a_reason():
     for value in (None, 5, ["user: hi"]):
         with pytest.raises(TranscriptError, match="a transcript is text"):
             formats(value)
+
+
+def test_a_message_the_chat_api_would_refuse_is_kept_and_warned_of():
+    call = {"role": "assistant", "content": None, "tool_calls": [{"id": "a"}, 5]}
+    parsed = read_message_list(
+        [{"role": "user"}, {"role": "assistant", "content": None, "tool_calls": "ls"}, call]
+    )
+    assert [m.role for m in parsed.messages] == ["user", "assistant", "assistant"]
+    assert notes(parsed) == [
+        "line 1: messages[0]: no content and no tool call",
+        "line 2: messages[1]: tool_calls is a string, not an array of calls; none read",
+        "line 2: messages[1]: no content and no tool call",
+        "line 3: messages[2]: tool_calls[0] names no function",
+        "line 3: messages[2]: tool_calls[1] is a number, not a call; skipped",
+    ]
+    fine = {"role": "assistant", "content": None, "tool_calls": [{"function": {"name": "ls"}}]}
+    assert read_message_list([fine]).warnings == ()
+
+
+def test_a_key_holding_the_wrong_type_is_named_in_the_warning():
+    with pytest.raises(TranscriptError) as caught:
+        formats('{"messages": null}')
+    assert [w.message for w in caught.value.warnings] == [
+        "the object's 'messages' is null, not an array; no messages"
+    ]
