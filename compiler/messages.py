@@ -194,12 +194,17 @@ def _with_other_parts(original: Any, text: str | None) -> Any:
         [{'type': 'text', 'text': 'short'}, {'type': 'image_url', 'image_url': {'url': 'u'}}]
         >>> _with_other_parts([{"type": "text", "text": "long"}], "short")
         'short'
+        >>> _with_other_parts([{"type": "text", "text": "recalled"}, image], "")
+        [{'type': 'image_url', 'image_url': {'url': 'u'}}]
     """
     if not isinstance(original, list) or text is None:
         return text
+    if not text:  # no text left (a recall stripped from an image's turn): no text part
+        others = [p for p in original if not (isinstance(p, str) or _is_text_part(p))]
+        return others or text
     out, placed = [], False
     for part in original:
-        if isinstance(part, str) or (isinstance(part, dict) and isinstance(part.get("text"), str)):
+        if isinstance(part, str) or _is_text_part(part):
             if not placed:
                 out.append({"type": "text", "text": text})
                 placed = True
@@ -208,6 +213,10 @@ def _with_other_parts(original: Any, text: str | None) -> Any:
     if len(out) == 1 and placed:
         return text  # text only: a string says the same
     return out if placed else [{"type": "text", "text": text}, *out]
+
+
+def _is_text_part(part: Any) -> bool:
+    return isinstance(part, dict) and isinstance(part.get("text"), str)
 
 
 def message_to_dict(message: Message) -> dict:

@@ -219,3 +219,18 @@ def test_a_recall_is_removed_exactly_when_compiled_output_is_compiled_again():
     twice, telemetry = compile_messages(once, schema=CODING)
     assert twice[-1]["content"] == "what was the billing file?\n"
     assert telemetry["compiled_markup_stripped"] == 2
+
+
+def test_a_recall_placed_in_an_image_only_turn_leaves_it_as_it_was_when_compiled_again():
+    # the recall became the turn's text part; stripping it had left {"text": ""} behind
+    image = {"type": "image_url", "image_url": {"url": "https://example.test/a.png"}}
+    messages = [
+        {"role": "assistant", "content": "Opening `src/a.py` for billing."},
+        {"role": "user", "content": "ok"},
+        {"role": "assistant", "content": "Now editing `src/b.py`."},
+        {"role": "user", "content": [image]},
+    ]
+    once, _ = compile_messages(messages, schema=CODING, recall_query="billing file")
+    assert "[RETIRED_TURN_RECALL turn=0" in once[-1]["content"][0]["text"]
+    twice, _ = compile_messages(once, schema=CODING)
+    assert twice[-1]["content"] == [image]
