@@ -21,7 +21,7 @@ import os
 import threading
 from collections import OrderedDict
 
-from compiler.items import read_message_list
+from compiler.items import as_message_dict, read_message_list
 from compiler.progress import Progress
 
 DEFAULT_HISTORIES = int(os.environ.get("CONTEXTGC_CACHE_HISTORIES", "128"))
@@ -42,6 +42,9 @@ def item_key(item):
         if _PLAIN.issuperset(map(type, item.values())):
             return pairs  # the common case: text values, hashed without copying
         return tuple((key, _freeze(value)) for key, value in pairs)
+    read = as_message_dict(item)  # an SDK message object: keyed by what it says
+    if read is not None:
+        return ("<message>", item_key(read))
     return ("<item>", _freeze(item))
 
 
@@ -50,12 +53,36 @@ _PLAIN = frozenset({str, type(None)})
 
 def _freeze(value):
     """``repr`` tells apart what ``==`` confuses (``True``/``1``/``1.0``) and is
-    exact for the JSON values messages hold; anything else keys by identity."""
+    exact for the JSON values messages hold; anything else keys by identity, held
+    (``_Pinned``) so that no other object can take its address while the key lives."""
     if value is None or isinstance(value, str | int | float | bool | list | dict | tuple):
         text = repr(value)
         if "nan" not in text or not _has_nan(value):
             return (type(value).__name__, text)
-    return ("<object>", id(value))
+    return ("<object>", _Pinned(value))
+
+
+class _Pinned:
+    """An object as a key part: equal only to itself, and kept alive by the key. Keyed
+    by a bare ``id``, an object freed after a compile let a new object at the same
+    address resume another conversation's history.
+
+    Example:
+        >>> a, b = object(), object()
+        >>> _Pinned(a) == _Pinned(a), _Pinned(a) == _Pinned(b)
+        (True, False)
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        return isinstance(other, _Pinned) and other.value is self.value
+
+    def __hash__(self):
+        return id(self.value)
 
 
 def _has_nan(value) -> bool:

@@ -176,7 +176,7 @@ def _read_item(item: Any, line: int, index: int, where) -> tuple[Message | None,
     is not a dict, or a model object with ``model_dump`` (the message the OpenAI SDK
     returns, appended to a history as its documentation shows), is read as its dict."""
     if not isinstance(item, dict):
-        read = _as_dict(item)
+        read = as_message_dict(item)
         if read is None:
             return None, [f"{where(index)} is {json_kind(item)}, not a message object; skipped"]
         item = read
@@ -222,17 +222,17 @@ def _call_notes(item: dict, message: Message, where: str) -> list[str]:
     return notes
 
 
-def _as_dict(item: Any) -> dict | None:
+def as_message_dict(item: Any) -> dict | None:
     """``item`` as a message dict, when it is a mapping or a pydantic-style model.
 
     Example:
         >>> from types import MappingProxyType
-        >>> _as_dict(MappingProxyType({"role": "user", "content": "hi"}))
+        >>> as_message_dict(MappingProxyType({"role": "user", "content": "hi"}))
         {'role': 'user', 'content': 'hi'}
         >>> class Reply:
         ...     def model_dump(self, *, exclude_none):
         ...         return {"role": "assistant", "content": "ok"}
-        >>> _as_dict(Reply()), _as_dict("text")
+        >>> as_message_dict(Reply()), as_message_dict("text")
         ({'role': 'assistant', 'content': 'ok'}, None)
     """
     if isinstance(item, Mapping):

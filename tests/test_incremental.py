@@ -125,3 +125,36 @@ def test_item_keys_tell_apart_values_python_calls_equal():
     assert item_key({"content": True}) != item_key({"content": 1})
     assert item_key({"content": [True]}) != item_key({"content": [1]})
     assert item_key({"content": [1.0]}) != item_key({"content": [1]})
+
+
+class _Reply:
+    """A message object as an SDK returns it: read through ``model_dump``."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def model_dump(self, *, exclude_none):
+        return {"role": "assistant", "content": self.text}
+
+
+def test_message_objects_freed_between_calls_never_resume_another_history():
+    # keyed by address, a new object where a freed one had lived resumed its history:
+    # "Charging Visa" came back for a turn that said "gift card" (audit finding)
+    schema = load_schema("logistics")
+
+    def compiled(pay):  # the history, and its object, are freed on return
+        history = [{"role": "user", "content": "hi"}, _Reply(f"Charging {pay}.")]
+        history.append({"role": "user", "content": "ok"})
+        return compile_messages(history, schema=schema)[0][1]["content"]
+
+    for turn in range(60):
+        pay = ("PayPal", "Visa", "my gift card", "my credit card")[turn % 4]
+        assert compiled(pay) == f"Charging {pay}."
+
+
+def test_a_message_object_changed_in_place_is_compiled_as_it_now_reads():
+    reply = _Reply("Charging Visa.")
+    history = [{"role": "user", "content": "hi"}, reply, {"role": "user", "content": "ok"}]
+    compile_messages(history)
+    reply.text = "Charging PayPal."
+    assert compile_messages(history)[0][1]["content"] == "Charging PayPal."
