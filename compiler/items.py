@@ -180,6 +180,8 @@ def _read_item(item: Any, line: int, index: int, where) -> tuple[Message | None,
         if read is None:
             return None, [f"{where(index)} is {json_kind(item)}, not a message object; skipped"]
         item = read
+    if not _MESSAGE_KEYS.intersection(item):  # {} or {"metadata": …}: says and does nothing
+        return None, [f"{where(index)} has no role, content or tool call; skipped"]
     raw = item.get("role")
     role = ROLE_NAMES.get(raw) if type(raw) is str else None  # spelled as a key: most are
     notes: list[str] = []
@@ -250,6 +252,7 @@ def as_message_dict(item: Any) -> dict | None:
 # An item with no other keys (and text content) needs nothing but its fields read: no
 # call links to fill (``_linked``), no role or content to note.
 _PLAIN_KEYS = frozenset({"role", "content", "name", "tool_call_id", "tool_calls"})
+_MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "function_call"})
 
 
 def _role_of(raw: Any, where: str) -> tuple[str, list[str]]:

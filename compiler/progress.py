@@ -143,7 +143,7 @@ class Progress:
         retired = ()
         if compacting:  # (the turns that call a tool are only asked for here)
             calling = frozenset(i for i, message in enumerate(clean) if message.tool_calls)
-            task = next((i for i, message in enumerate(clean) if message.role == "user"), None)
+            task = next((i for i, m in enumerate(clean) if m.role == "user" and _says(m)), None)
             retired = retire(reg, kinds, calling, task)
         gone = frozenset(r.turn for r in retired)
         numbers = self._numbers()
@@ -275,3 +275,8 @@ class Progress:
                 result = elide(text, replaced_by=shown, key=key)
             self.elided[(index, shown)] = result
         return self.elided[(index, shown)]
+
+
+def _says(message: Message) -> bool:
+    """Whether a message holds any text (the task is the first user turn that does)."""
+    return bool(message.content and message.content.strip())

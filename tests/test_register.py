@@ -2,6 +2,8 @@
 
 import unicodedata
 
+import pytest
+
 from compiler import compile_messages, load_schema
 from compiler.classify import Kind
 from compiler.extract import Observation, Op, Provenance
@@ -128,6 +130,28 @@ def test_the_users_opening_request_is_never_retired_when_its_one_fact_is_superse
     assert first["superseded_by"] is not None
     assert 1 not in tel["retired_turn_indices"]
     assert opening in [m["content"] for m in out]
+
+
+@pytest.mark.parametrize(
+    "lead", [{}, {"metadata": {"id": "abc"}}, {"role": "user", "content": " "}]
+)
+def test_an_empty_or_stray_item_first_does_not_take_the_tasks_protection(lead):
+    # a leading {} was read as an empty user turn and counted as the task, so the real
+    # opening request was retired for its superseded address (second audit)
+    base = [
+        {"role": "user", "content": "Deliver to 402 Oak Street, Apt 5, Springfield, IL 62704."},
+        {"role": "assistant", "content": "Sure."},
+        {"role": "user", "content": "Actually reroute to 900 Pine Avenue, Suite 12, Chicago."},
+        {"role": "assistant", "content": "Rerouted to 900 Pine Avenue, Suite 12, Chicago."},
+        {"role": "user", "content": "ok"},
+    ]
+    out, tel = compile_messages([lead, *base], schema=load_schema("logistics"))
+    assert tel["retired_turn_indices"] == []
+    assert base[0]["content"] in [m["content"] for m in out]
+    if "role" not in lead:  # says nothing and does nothing: skipped, and said so
+        assert tel["parse_warnings"] == [
+            "line 1: messages[0] has no role, content or tool call; skipped"
+        ]
 
 
 def test_a_user_reply_to_a_fenced_command_is_still_speech_and_its_correction_is_read():
