@@ -178,6 +178,9 @@ def load_schema(name_or_path: str | Path | dict | Schema) -> Schema:
         return name_or_path
     if isinstance(name_or_path, dict):
         return schema_from_dict(name_or_path, default_name="custom")
+    if not isinstance(name_or_path, str | Path):
+        kind = type(name_or_path).__name__
+        raise SchemaError(f"a schema is a shipped name, a path or a mapping, not {kind}")
     path = Path(name_or_path)
     if path.suffix != ".json" and "/" not in str(name_or_path):
         path = SCHEMA_DIR / f"{name_or_path}.json"

@@ -7,6 +7,7 @@ passed as ``schema=`` to ``compile_messages``.
 from __future__ import annotations
 
 from compiler.classify import Kind
+from compiler.errors import SchemaError
 from compiler.extract import Observation, extract_turn
 from compiler.register import Register, RegisterFold
 from compiler.retire import Retired, Violation, retire, retirement_violations
@@ -48,6 +49,9 @@ class StateDAG:
             >>> dag.schema.slot_names, sorted(dag.schema.immutable)
             (('a', 'b'), ['a'])
         """
+        if isinstance(patterns, str) or not isinstance(patterns, list | tuple) or not patterns:
+            # a lone string would be read one character at a time
+            raise SchemaError(f"slot {slot!r}: patterns must be a non-empty list of strings")
         compiled = tuple(compile_pattern(slot, p) for p in patterns)
         slots = list(self._schema.slots)
         old = self._schema.slot(slot)

@@ -581,3 +581,17 @@ def test_a_schema_that_says_something_it_cannot_mean_is_refused(data, message):
     with pytest.raises(SchemaError) as caught:
         load_schema(data)
     assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("patterns", [r"ticket (T-\d+)", [], None])
+def test_register_entity_schema_refuses_anything_but_a_list_of_patterns(patterns):
+    # a lone string was read a character at a time ("pattern 'o' needs a capture group")
+    from compiler import StateDAG
+
+    with pytest.raises(SchemaError, match="patterns must be a non-empty list of strings"):
+        StateDAG("coding").register_entity_schema("ticket_id", patterns)
+
+
+def test_load_schema_names_what_it_was_given_when_that_is_no_schema():
+    with pytest.raises(SchemaError, match="not int"):
+        load_schema(42)
