@@ -42,8 +42,60 @@ _canonical_json = json_encoder(ensure_ascii=True, sort_keys=True)
 
 
 # One thing a payload is a read of: a key, and what it showed: a record's top-level
-# fields, a file view's window, or None for a read that any later one replaces.
-ReadKey = tuple[str, "frozenset[str] | Window | None"]
+# fields, a file view's window, a call's or command's output, or None for a read that
+# any later one replaces.
+ReadKey = tuple[str, "frozenset[str] | Window | Output | None"]
+_WORD = re.compile(r"\w+")
+# what a call answers when it failed or found nothing
+_FAILED = re.compile(
+    r"\W*(?:error|exception|traceback|fatal|failed|failure)(?:\b|_)", re.IGNORECASE
+)
+_NOTHING = frozenset({"", "null", "none", "{}", "[]", '""', "''"})
+
+
+class Output:
+    """What a call or a shell command answered, for telling whether a later answer to the
+    same call shows it again. A later answer replaces an earlier one when the earlier
+    failed or found nothing, or when the later one did not and holds at least half of
+    the earlier one's words: a failed retry, the next page of results, or ``ls`` in
+    another directory replaces nothing.
+
+    Example:
+        >>> order = Output('{"order_id": "#W1", "status": "pending", "items": ["lamp"]}')
+        >>> Output('{"order_id": "#W1", "status": "cancelled", "items": ["lamp"]}').replaces(order)
+        True
+        >>> Output("Error: 503 Service Unavailable").replaces(order)
+        False
+        >>> order.replaces(Output("Error: 503 Service Unavailable"))
+        True
+    """
+
+    __slots__ = ("_words", "text")
+
+    def __init__(self, text: str):
+        self.text = text
+        self._words: frozenset[str] | None = None
+
+    def __repr__(self) -> str:
+        return f"Output({self.text[:40]!r})"
+
+    @property
+    def failed(self) -> bool:
+        text = self.text.strip()
+        return text.lower() in _NOTHING or (len(text) < 2000 and bool(_FAILED.match(text)))
+
+    @property
+    def words(self) -> frozenset[str]:
+        if self._words is None:
+            self._words = frozenset(_WORD.findall(self.text.lower()))
+        return self._words
+
+    def replaces(self, earlier: Output) -> bool:
+        if earlier.failed:
+            return True
+        if self.failed:
+            return False
+        return 2 * len(earlier.words & self.words) >= len(earlier.words)
 
 
 @dataclass(frozen=True)
@@ -88,20 +140,22 @@ def read_keys(
         >>> read_keys(Message("user", "[File: /a/b.py (12 lines total)]\\n1:x\\n2:y"), {})
         (('file /a/b.py', Window(first=1, last=2, preview=False)),)
         >>> read_keys(Message("user", "ok"), {}, Message("assistant", "Run it.\\n```\\nls\\n```"))
-        (('command ls', None),)
+        (('command ls', Output('ok')),)
     """
     keys: list[ReadKey] = []
     if message.tool_call_id and message.tool_call_id in calls:
         name, arguments = calls[message.tool_call_id]
         if name:
-            keys.append((f"call {name} {arguments}", None))
+            keys.append((f"call {name} {arguments}", Output(message.text)))
     view = file_view(message.text) if "[File: " in message.text else None
     if view:
         keys.append(view)
     if not keys and previous is not None and previous.role == "assistant":
         command = _COMMAND.search(previous.text.rstrip())
         if command:
-            keys.append((_command_key(command.group(1).strip(), message.text), None))
+            keys.append(
+                (_command_key(command.group(1).strip(), message.text), Output(message.text))
+            )
     return tuple(keys)
 
 
@@ -290,6 +344,8 @@ def _replaces(fields, earlier_fields) -> bool:
         return True
     if isinstance(earlier_fields, Window):
         return isinstance(fields, Window) and fields.replaces(earlier_fields)
+    if isinstance(earlier_fields, Output):
+        return isinstance(fields, Output) and fields.replaces(earlier_fields)
     return fields is not None and not isinstance(fields, Window) and earlier_fields <= fields
 
 

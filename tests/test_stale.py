@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 import compiler
 
 ORDER = {
@@ -302,3 +304,46 @@ def test_a_bare_id_read_again_from_the_same_tool_is_a_stale_read():
     history = _two_lookups("get_user", "get_user", same=True)
     out, _ = compiler.compile_messages(history, cache=False)
     assert out[2]["content"].startswith("[stale read: record id=7 from get_user was shown again")
+
+
+def _asked_twice(first: str, second: str, tool: str = "get_order_details") -> list[dict]:
+    return [
+        {"role": "user", "content": "check order #W1"},
+        _call("c1", tool, {"order_id": "#W1"}),
+        {"role": "tool", "tool_call_id": "c1", "content": first},
+        _call("c2", tool, {"order_id": "#W1"}),
+        {"role": "tool", "tool_call_id": "c2", "content": second},
+        {"role": "assistant", "content": "Here it is."},
+        {"role": "user", "content": "ok"},
+    ]
+
+
+_ORDER = json.dumps({"order_id": "#W1", "status": "pending", "note": "leave at the door " * 8})
+
+
+@pytest.mark.parametrize(
+    "second", ["Error: 503 Service Unavailable, please retry", "", "{}", "null"]
+)
+def test_a_failed_or_empty_answer_to_the_same_call_replaces_nothing(second):
+    # the only copy of the order went, and the notice said it "was shown again"
+    out, tel = compiler.compile_messages(_asked_twice(_ORDER, second), cache=False)
+    assert out[2]["content"] == _ORDER
+    assert tel["tool_payloads_compacted"] == 0
+
+
+def _page(first: int) -> str:
+    return json.dumps({"page": [f"flight HAT{n:03d}" for n in range(first, first + 9)]})
+
+
+def test_an_answer_to_the_same_call_that_shows_other_things_replaces_nothing():
+    history = _asked_twice(_page(0), _page(50), "next_page")
+    out, _ = compiler.compile_messages(history, cache=False)
+    assert out[2]["content"] == _page(0)
+
+
+def test_a_later_answer_to_the_same_call_replaces_a_failed_one_and_a_refreshed_one():
+    refreshed = _ORDER.replace("pending", "cancelled")
+    failed = "Error: 503 Service Unavailable\n" + "  at upstream gateway (retry later)\n" * 8
+    for first in (failed, _ORDER):
+        out, _ = compiler.compile_messages(_asked_twice(first, refreshed), cache=False)
+        assert out[2]["content"].startswith("[stale read: call get_order_details")
