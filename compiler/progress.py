@@ -271,8 +271,9 @@ class Progress:
                 result = elide_record(
                     text, later_text, replaced_by=shown, key=key, memo=self.decoded
                 )
-            else:
-                result = elide(text, replaced_by=shown, key=key)
+            else:  # a later file view may show only part of this one
+                window = dict(self.read_keys[later]).get(key) if key.startswith("file ") else None
+                result = elide(text, replaced_by=shown, key=key, window=window)
             self.elided[(index, shown)] = result
         return self.elided[(index, shown)]
 

@@ -436,9 +436,16 @@ def elide_record(
     return _notice(text, "\n".join([head, *safety]), len(rows), len(safety))
 
 
-def elide(text: str, *, replaced_by: int, key: str) -> Compacted:
+OUTSIDE_LINES_KEPT = 10  # a later view missing more of this one's lines names them instead
+
+
+def elide(text: str, *, replaced_by: int, key: str, window: Window | None = None) -> Compacted:
     r"""A stale read as a one-line notice, with every safety line it carried (and, for
     the preview of an edit that was not applied, the lint errors that refused it).
+
+    A file view replaced by a ``window`` that shows only part of it says which lines
+    that window does not show: up to ``OUTSIDE_LINES_KEPT`` of them are kept, more are
+    named as a range, so the agent knows what to open again.
 
     Example:
         >>> c = elide("row 1\nrow 2 WARNING: recall\n" + "x" * 300, replaced_by=9, key="call f {}")
@@ -447,21 +454,72 @@ def elide(text: str, *, replaced_by: int, key: str) -> Compacted:
         this older output is omitted (3 lines, 328 chars, truncated=true);
         safety lines kept:]
         row 2 WARNING: recall
+        >>> view = "[File: /a.py (90 lines total)]\n" + "".join(f"{n}:code\n" for n in range(1, 60))
+        >>> print(elide(view, replaced_by=4, key="file /a.py", window=Window(3, 59)).text)
+        [stale read: file /a.py was shown again at turn 4 (lines 3-59); this older output is
+        omitted (61 lines, 494 chars, truncated=true); the lines that view does not show are
+        kept:]
+        1:code
+        2:code
+        >>> print(elide(view, replaced_by=4, key="file /a.py", window=Window(30, 89)).text)
+        [stale read: file /a.py was shown again at turn 4 (lines 30-89); this older output is
+        omitted (61 lines, 494 chars, truncated=true); its lines 1-29, which that view does not
+        show, are omitted too]
     """
     lines = text.count("\n") + 1  # the lines are counted, not split out
     safety = safety_lines(text)
     errors = lint_errors(text)
-    kept = [*errors, *(line for line in safety if line not in errors)]
+    real = window is not None and window.last and not window.preview and _NOT_APPLIED not in text
+    outside = _outside(text, window) if real else []  # (a preview shows no file lines)
+    few = len(outside) <= OUTSIDE_LINES_KEPT
+    shown = outside if few else []
+    known = {*errors, *shown}
+    kept = [*errors, *shown, *(line for line in safety if line not in known)]
     what = f"{lines} lines, {len(text)} chars, truncated=true"
     if _NOT_APPLIED in text:  # the window showed an edit, not the file
         key = f"an edit that was not applied, {key}"
-    head = f"[stale read: {key[:160]} was shown again at turn {replaced_by}; "
-    head += f"this older output is omitted ({what})"
-    if kept:
+    head = f"[stale read: {key[:160]} was shown again at turn {replaced_by}"
+    if outside:
+        head += f" (lines {window.first}-{window.last})"
+    head += f"; this older output is omitted ({what})"
+    if outside and not few:
+        head += f"; its lines {_ranges(outside)}, which that view does not show, are omitted too"
+    if outside and few:
+        head += "; the lines that view does not show are kept:]"
+    elif kept:
         head += "; lint errors and safety lines kept:]" if errors else "; safety lines kept:]"
     else:
         head += "]"
     return _notice(text, "\n".join([head, *kept]), lines, len(kept), len(safety))
+
+
+def _outside(text: str, window: Window) -> list[str]:
+    """The numbered lines of a file view (the first of each number) outside ``window``."""
+    seen, out = set(), []
+    for match in _NUMBERED_LINE.finditer(text):
+        number = int(match.group(1))
+        if number in seen or window.first <= number <= window.last:
+            continue
+        seen.add(number)
+        end = text.find("\n", match.start())
+        out.append(text[match.start() : len(text) if end == -1 else end].rstrip())
+    return out
+
+
+def _ranges(lines: list[str]) -> str:
+    """The numbers of numbered lines as ranges.
+
+    Example:
+        >>> _ranges(["1:a", "2:b", "3:c", "9:d"])
+        '1-3, 9'
+    """
+    numbers = sorted(int(line.split(":", 1)[0]) for line in lines)
+    spans, start = [], numbers[0]
+    for before, after in zip(numbers, [*numbers[1:], None], strict=True):
+        if after != before + 1:
+            spans.append(f"{start}-{before}" if before > start else str(start))
+            start = after
+    return ", ".join(spans)
 
 
 def _notice(text: str, notice: str, rows: int, kept: int, safety: int | None = None) -> Compacted:

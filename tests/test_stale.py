@@ -195,8 +195,29 @@ def test_an_edit_result_replaces_the_view_it_changed_whatever_the_call_or_path_f
     edited = "Text replaced.\n" + _view("/repo/src/app.py", 103, 202, total=401)
     history = _session(("open", {"path": "src/app.py"}, opened), ("edit", {"s": "x"}, edited))
     older, newer = _tool_contents(compiler.compile_messages(history, cache=False)[0])
-    assert older.startswith("[stale read: file /repo/src/app.py was shown again at turn 4;")
+    head = "[stale read: file /repo/src/app.py was shown again at turn 4 (lines 103-202);"
+    assert older.startswith(head)
+    kept = older.split("\n")[1:]  # the two lines the later window does not show
+    assert [line.split(":")[0] for line in kept] == ["101", "102"]
     assert newer == edited
+
+
+def test_the_notice_names_the_lines_a_later_view_does_not_show():
+    # a view of 1-100 replaced by one of 51-150 said it "was shown again", though lines
+    # 1-50 were in no view left (second audit): the notice now names them
+    top, lower = _view("/repo/src/app.py", 1, 100), _view("/repo/src/app.py", 51, 150)
+    history = _session(("open", {"line": 1}, top), ("goto", {"line": 100}, lower))
+    older, newer = _tool_contents(compiler.compile_messages(history, cache=False)[0])
+    assert "was shown again at turn 4 (lines 51-150)" in older
+    assert older.endswith("; its lines 1-50, which that view does not show, are omitted too]")
+    assert newer == lower
+
+
+def test_a_few_lines_a_later_view_does_not_show_are_kept():
+    top, lower = _view("/repo/src/app.py", 1, 100), _view("/repo/src/app.py", 4, 103)
+    history = _session(("open", {"line": 1}, top), ("goto", {"line": 4}, lower))
+    older, _ = _tool_contents(compiler.compile_messages(history, cache=False)[0])
+    assert [line.split(":")[0] for line in older.split("\n")[1:]] == ["1", "2", "3"]
 
 
 def test_a_view_of_another_part_of_the_file_replaces_nothing():
