@@ -35,7 +35,7 @@ from enum import StrEnum
 from itertools import accumulate
 from typing import Any, NamedTuple
 
-from compiler.compact_json import compact_json, decode_json, json_text
+from compiler.compact_json import compact_json, decode_json, json_text, summary_floor
 from compiler.frozen import build
 from compiler.prefilter import admits, checking_order, fold, required_literals
 
@@ -159,6 +159,43 @@ def compact(
         safety_rows_kept=draft.safety_rows_kept,
         changed=True,
     )
+
+
+def compacts_longer_than(text: str, chars: int, *, memo=None) -> bool:
+    """Whether ``compact(text)`` is certainly longer than ``chars`` characters, found
+    without compacting: a stale read's notice of ``chars`` wins over it (``progress``).
+
+    False says only that it was not shown cheaply. It is shown for a text too short to be
+    compacted, and for a JSON object whose fields around its largest collection
+    (``compact_json.summary_floor``) are longer, once it is known to be read as JSON: no
+    ``\\u`` escape (which is decoded another way), no duplicate key (which makes it text,
+    see ``compact_json``), and few enough brackets that walking it cannot recurse too deep.
+    The floor holds for the original too, which comes back when nothing is gained.
+
+    Example:
+        >>> rows = ",".join(f'{{"n": {i}}}' for i in range(60))
+        >>> text = '{"id": "R1", "note": "' + "x" * 40 + '", "rows": [' + rows + "]}"
+        >>> compacts_longer_than(text, 50), len(compact(text).text) > 50
+        (True, True)
+        >>> compacts_longer_than(text, 80)
+        False
+    """
+    if len(text) < SHORT_CHARS:
+        return len(text) > chars  # returned as it is
+    if "\\u" in text or text[-1:] != "}" or not _JSON_START.match(text):
+        return False
+    if text.count("{") + text.count("[") > _SHALLOW:
+        return False
+    try:
+        value = decode_json(text, memo)
+    except (ValueError, RecursionError):
+        return False
+    if summary_floor(value, LONG_CHARS) <= chars:
+        return False
+    return json_text(value).count(":") == text.count(":")  # else a key was lost: read as text
+
+
+_SHALLOW = 100  # brackets: a value nested no deeper is walked far below the recursion limit
 
 
 def unchanged(text: str, shape: str) -> Compacted:

@@ -193,6 +193,55 @@ def _plain_size(value: Any, found: _Collection, rest: str | None) -> tuple[int, 
     return size + len(key) + 1 + comma, colons + key.count(":") + 1
 
 
+def summary_floor(value: Any, cut_chars: int) -> int:
+    """A lower bound on the length of every text ``compact_json`` can make of ``value`` (a
+    summary, or plain compact JSON, or that with each string over ``cut_chars`` cut, as
+    ``compiler.compact`` cuts it), from the top level of a JSON object alone, so nothing is
+    written: 0 when there is none.
+
+    Every output keeps each top-level key, but at most one (the collection's, taken out of
+    the fields around it), and in full each value that can hold no collection (a scalar,
+    or a dict or short list of scalars), but a string that may be cut; a value that can
+    hold the collection counts nothing.
+
+    Example:
+        >>> value = {"id": "R1", "rows": [{"n": i} for i in range(9)], "note": "ok"}
+        >>> summary_floor(value, 1500), len(json_text({"id": "R1", "note": "ok"}))
+        (22, 23)
+    """
+    if not isinstance(value, dict) or _collection_kind(value) is not None:
+        return 0  # a list, or the collection itself: its fields are not written around it
+    size, holder = 2, 0  # the braces; the longest key of a value that can hold the collection
+    for key, child in value.items():
+        written = len(key) + 3  # quoted, and its colon
+        if isinstance(child, _NESTED) and not _holds_none(child):
+            holder = max(holder, written)
+            size += written
+        else:
+            size += written + _leaf_floor(child, cut_chars)
+    return size - holder
+
+
+def _holds_none(node: dict | list) -> bool:
+    """A dict or list that can be no collection and holds none: no dict or list in it, and
+    too short a list to be read as one of plain values."""
+    if isinstance(node, list) and len(node) >= MIN_VALUES:
+        return False
+    return not _branches(node)
+
+
+def _leaf_floor(value: Any, cut_chars: int) -> int:
+    """The fewest characters ``value`` (a scalar, or a dict or list of scalars) is written
+    in: a string over ``cut_chars`` counts nothing."""
+    if isinstance(value, str):
+        return len(value) + 2 if len(value) <= cut_chars else 0
+    if isinstance(value, dict):
+        return 2 + sum(len(key) + 3 + _leaf_floor(cell, cut_chars) for key, cell in value.items())
+    if isinstance(value, list):
+        return 2 + sum(_leaf_floor(cell, cut_chars) for cell in value)
+    return 4 if value is None or isinstance(value, bool) else 1  # null, true; a number
+
+
 # ---------------------------------------------------------------------------------------
 # Writing JSON
 

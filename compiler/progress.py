@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from compiler.classify import Kind, classify_next
-from compiler.compact import Compacted, compact
+from compiler.compact import Compacted, compact, compacts_longer_than
 from compiler.declare import DeclareState
 from compiler.emit import STRIPPED_ROLES, emit, strip_compiled_one
 from compiler.extract import PROVENANCE_RANK, extract_message
@@ -246,20 +246,41 @@ class Progress:
                 continue
             if index in fresh and index not in replaced:
                 continue  # the agent has not answered it yet: it stays whole
-            result = self._shaped(index)
-            if index in replaced:  # a stale read: its notice, unless shaping cuts more
-                elided = self._elided(index, *replaced[index], number)
-                if elided.changed and elided.compacted_chars < result.compacted_chars:
-                    result = elided
+            if index not in replaced:
+                result = self._shaped(index)
+            else:  # a stale read: its notice, unless shaping cuts more
+                notice = self._elided(index, *replaced[index], number)
+                if notice.changed and self._loses_to(index, notice.compacted_chars):
+                    result = notice  # shaping certainly cuts less: it is not done
+                else:
+                    result = self._shaped(index)
+                    if notice.changed and notice.compacted_chars < result.compacted_chars:
+                        result = notice
             if result.changed:
                 done[index] = result
         return done
 
     def _shaped(self, index: int) -> Compacted:
-        if index not in self.shaped:
+        known = self.shaped.get(index)
+        if not isinstance(known, Compacted):
             message = self.clean[index]
-            self.shaped[index] = compact(message.content, tool_name=message.name, memo=self.decoded)
-        return self.shaped[index]
+            known = compact(message.content, tool_name=message.name, memo=self.decoded)
+            self.shaped[index] = known
+        return known
+
+    def _loses_to(self, index: int, chars: int) -> bool:
+        """Whether the payload's compaction is certainly longer than a notice of ``chars``,
+        so it need not be made. Until it is made, ``shaped`` keeps the longest notice it
+        was shown to lose to (an int)."""
+        known = self.shaped.get(index)
+        if isinstance(known, Compacted):
+            return known.compacted_chars > chars
+        if known is not None and known >= chars:
+            return True
+        if compacts_longer_than(self.clean[index].content, chars, memo=self.decoded):
+            self.shaped[index] = chars
+            return True
+        return False
 
     def _elided(self, index: int, key: str, later: int, number=None) -> Compacted:
         # the notice names the later turn as the caller counts it, so that is the memo's key
