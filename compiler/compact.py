@@ -35,7 +35,13 @@ from enum import StrEnum
 from itertools import accumulate
 from typing import Any, NamedTuple
 
-from compiler.compact_json import compact_json, decode_json, json_text, summary_floor
+from compiler.compact_json import (
+    compact_json,
+    decode_json,
+    exact_numbers,
+    json_text,
+    summary_floor,
+)
 from compiler.frozen import build
 from compiler.prefilter import admits, checking_order, fold, required_literals
 
@@ -184,7 +190,7 @@ def compacts_longer_than(text: str, chars: int, *, memo=None) -> bool:
         return len(text) > chars  # returned as it is
     if "\\u" in text or text[-1:] != "}" or not _JSON_START.match(text):
         return False
-    if text.count("{") + text.count("[") > _SHALLOW:
+    if text.count("{") + text.count("[") > _SHALLOW or not exact_numbers(text):
         return False
     try:
         value = decode_json(text, memo)

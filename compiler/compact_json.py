@@ -21,9 +21,11 @@ Decisions worth knowing:
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from itertools import repeat
 from typing import Any, NamedTuple
 
@@ -75,6 +77,8 @@ def compact_json(
         >>> compact_json('{"a": 1, "a": 2}', tool_name=None, head_rows=3, signal=bool) is None
         True
     """
+    if not exact_numbers(text):
+        return None  # a number Python's float would change: rewriting it would too
     # Keys are checked for duplicates by counting colons, which is exact unless a
     # ``\u`` escape could spell one; then the decoder checks every object as it goes.
     checked = "\\u" in text
@@ -88,6 +92,35 @@ def compact_json(
     if not checked and colons != text.count(":"):
         return None  # a duplicate key: writing the value back would lose the other value
     return summary
+
+
+# a float literal that may not survive float(): 16+ digits, or an exponent
+_LONG_NUMBER = re.compile(r"[0-9.]{17}|[0-9][eE][+-]?[0-9]")
+_FLOAT = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+
+
+def exact_numbers(text: str) -> bool:
+    """Whether every number in a JSON text comes back as written, in value, once read and
+    written again: a float with more digits than a double holds, or out of its range,
+    does not (``12345678901234567.89``, ``1e400`` read as infinity). A number inside a
+    string may be taken for one, which only costs its payload the JSON rewrite.
+
+    Example:
+        >>> exact_numbers('{"price": 10.50, "n": 12345678901234567}')
+        True
+        >>> exact_numbers('{"balance": 12345678901234567.89}'), exact_numbers('[1e400]')
+        (False, False)
+    """
+    if not _LONG_NUMBER.search(text):
+        return True
+    for match in _FLOAT.finditer(text):
+        literal = match.group()
+        if literal.lstrip("-").isdigit():
+            continue  # an integer: read exactly
+        number = float(literal)
+        if not math.isfinite(number) or Decimal(repr(number)) != Decimal(literal):
+            return False
+    return True
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:

@@ -731,3 +731,18 @@ def test_a_json_payload_whose_bulk_is_one_long_string_is_cut_inside_the_string()
     assert compacted.compacted_chars < len(payload) // 10
     assert (compacted.shape, compacted.safety_rows_kept) == ("json_object", 1)
     assert compacted.rows_dropped > 0
+
+
+def test_a_number_a_float_would_change_keeps_the_payload_out_of_the_json_rewrite():
+    # 12345678901234567.89 came back as 1.2345678901234568e+16 and 1e400 as Infinity,
+    # which is not even JSON (second audit)
+    rows = ",".join(
+        f'{{"id":{i},"name":"item {i}","desc":"a long description"}}' for i in range(30)
+    )
+    for number in ("12345678901234567.89", "1e400", "9007199254740993.0"):
+        doc = f'{{"account":"ACC-1","balance":{number},"rows":[{rows}]}}'
+        result = compact(doc)
+        assert f'"balance":{number}' in result.text
+        assert not result.shape.startswith("json")
+    exact = f'{{"account":"ACC-1","balance":10.50,"rows":[{rows}]}}'
+    assert compact(exact).shape == "json_records"  # the control: a float that survives
