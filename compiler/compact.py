@@ -581,13 +581,29 @@ def _is_long_text(body: str) -> bool:
     return len(body) > LONG_CHARS
 
 
+# A line that reports a failure in the output of a test runner or a crash, which long
+# text keeps wherever it stands: go test (--- FAIL, FAIL, x_test.go:17:), jest (FAIL, ●,
+# Expected:, Received:), cargo (... FAILED, panicked at), Java (Caused by:, Exception in
+# thread, an exception's own line), Python (an ExceptionGroup's line), and an error line
+# as compilers and tools write it.
+_FAILURE_LINE = re.compile(
+    r"[ \t]*(?:--- FAIL\b|FAIL\b|FAILED\b|ERROR\b|Caused by:|Exception in thread\b|● "
+    r"|Expected:|Received:|[\w./-]+_test\.go:\d+:"
+    r"|[\w.$]*(?:Error|Exception|ExceptionGroup)(?::|\s*$)|error(?:\[\w+\])?:)"
+    r"|.*(?:\.\.\. FAILED\b|\bpanicked at\b)"
+)
+FAILURE_LINES = 20  # at most this many failure lines are kept beyond the head and tail
+
+
 def _compact_long_text(body: str) -> _Draft:
     pieces = [piece for line in _lines(body) for piece in _pieces(line)]
     head = _fit(pieces, HEAD_CHARS)
     tail = len(pieces) - _fit(pieces[::-1], TAIL_CHARS)
-    units = []
+    units, failures = [], 0
     for index, (piece, flag) in enumerate(zip(pieces, _flagged(body, pieces), strict=True)):
         keep = index < head or index >= max(head, tail) or flag
+        if not keep and failures < FAILURE_LINES and _FAILURE_LINE.match(piece):
+            keep, failures = True, failures + 1  # a failure mid-run: why the run failed
         units.append(_Unit(piece, keep=keep, safety=flag))
     return _draft(units, _emit_gaps(units, _chars_marker))
 

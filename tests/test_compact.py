@@ -746,3 +746,61 @@ def test_a_number_a_float_would_change_keeps_the_payload_out_of_the_json_rewrite
         assert not result.shape.startswith("json")
     exact = f'{{"account":"ACC-1","balance":10.50,"rows":[{rows}]}}'
     assert compact(exact).shape == "json_records"  # the control: a float that survives
+
+
+def _passing(name: str, count: int) -> str:
+    return "".join(f"=== RUN   {name}{i}\n--- PASS: {name}{i} (0.00s)\n" for i in range(count))
+
+
+@pytest.mark.parametrize(
+    ("output", "kept"),
+    [
+        (  # go test: the failing test and its message, mid-run
+            _passing("TestA", 30)
+            + "=== RUN   TestBroken\n    broken_test.go:17: expected 3, got 4\n"
+            + "--- FAIL: TestBroken (0.00s)\n"
+            + _passing("TestB", 40)
+            + "FAIL\nFAIL\tgithub.com/x/y\t0.012s\n",
+            ["    broken_test.go:17: expected 3, got 4", "--- FAIL: TestBroken (0.00s)"],
+        ),
+        (  # Java: the root cause between two runs of frames
+            'Exception in thread "main" java.lang.RuntimeException: boom\n'
+            + "".join(f"\tat com.x.C{i}.m(C{i}.java:{i})\n" for i in range(40))
+            + "Caused by: java.sql.SQLException: Connection refused: db.internal:5432\n"
+            + "".join(f"\tat com.y.D{i}.m(D{i}.java:{i})\n" for i in range(40)),
+            ["Caused by: java.sql.SQLException: Connection refused: db.internal:5432"],
+        ),
+        (  # cargo test: the one failing test among passing ones
+            "".join(f"test tests::ok{i} ... ok\n" for i in range(60))
+            + "test tests::boom ... FAILED\n"
+            + "".join(f"test tests::more{i} ... ok\n" for i in range(60)),
+            ["test tests::boom ... FAILED"],
+        ),
+        (  # jest: the failing suite and what it expected
+            "".join(f"PASS src/ok{i}.test.js\n  ✓ works ({i} ms)\n" for i in range(40))
+            + "FAIL src/bad.test.js\n  ● sums › adds\n    Expected: 3\n    Received: 4\n"
+            + "".join(f"PASS src/more{i}.test.js\n  ✓ works ({i} ms)\n" for i in range(40)),
+            ["FAIL src/bad.test.js", "  ● sums › adds", "    Expected: 3", "    Received: 4"],
+        ),
+    ],
+    ids=["go", "java", "cargo", "jest"],
+)
+def test_long_output_keeps_the_failure_lines_it_cuts_around(output, kept):
+    # only the head and tail were kept, and the failure in the middle went (second audit)
+    result = compact(output)
+    assert result.changed and result.compacted_chars < result.original_chars
+    lines = result.text.split("\n")
+    assert all(line in lines for line in kept)
+
+
+def test_long_output_keeps_at_most_twenty_failure_lines_beyond_head_and_tail(monkeypatch):
+    import compiler.compact
+
+    output = "".join(f"ERROR: row {i} rejected by the upstream validator\n" for i in range(200))
+
+    def kept() -> int:
+        return sum(line.startswith("ERROR") for line in compact(output).text.split("\n"))
+
+    with_failures = kept()
+    monkeypatch.setattr(compiler.compact, "FAILURE_LINES", 0)
+    assert with_failures - kept() == 20
