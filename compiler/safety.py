@@ -32,6 +32,13 @@ except ImportError:  # pragma: no cover - older layouts
 SAFETY_TERMS = (
     r"allerg(?:en|ens|y|ies|ic)",
     r"peanuts?",
+    r"tree[\s_-]+nuts?",
+    r"shellfish",
+    r"soy(?:a|beans?)?",
+    r"sesame",
+    r"milk",
+    r"eggs?",
+    r"wheat",
     r"gluten",
     r"lactose",
     r"sever(?:e|ity)",
@@ -50,8 +57,11 @@ SAFETY_TERMS = (
     r"social[\s_-]+security",
     r"passports?",
     r"date[\s_-]+of[\s_-]+birth",
+    r"birthdates?",
+    r"birth[\s_-]+dates?",
     r"dob",
     r"phones?",
+    r"telephones?",
 )
 _SAFETY = re.compile(
     # the look-ahead on first letters lets the engine skip most positions quickly

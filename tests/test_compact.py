@@ -804,3 +804,30 @@ def test_long_output_keeps_at_most_twenty_failure_lines_beyond_head_and_tail(mon
     with_failures = kept()
     monkeypatch.setattr(compiler.compact, "FAILURE_LINES", 0)
     assert with_failures - kept() == 20
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "contains: shellfish",
+        '{"allergens": ["tree nuts"]}',
+        "TREE_NUTS",
+        "may contain soy",
+        "soybeans",
+        "sesame oil",
+        "milk",
+        "eggs",
+        "wheat flour",
+        "telephone: 555 0100",
+        "birthdate 1980-01-01",
+        "birth date",
+    ],
+)
+def test_the_major_allergens_and_more_personal_data_are_safety_signals(text):
+    # only peanut, gluten and lactose were allergens; telephone and birthdate went unseen
+    assert has_safety_signal(text)
+
+
+@pytest.mark.parametrize("text", ["eggshell white", "milky way", "soyuz", "sesamestreet"])
+def test_a_word_that_only_holds_an_allergen_is_no_signal(text):
+    assert not has_safety_signal(text)
