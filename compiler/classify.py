@@ -137,11 +137,28 @@ def _starts_like_output(stripped: str) -> bool:
 
 
 def _mostly_numbered(stripped: str) -> bool:
-    """A source listing: most of its first 20 lines start with a line number."""
-    if stripped.count("\n") < 7:
+    """A source listing: most of its first 20 lines start with a line number. Only
+    those lines are looked at (``count`` and ``split`` would read all of a long text),
+    and the count stops once it is decided either way."""
+    ends = []  # where each of the first 20 lines ends
+    at = stripped.find("\n")
+    while at >= 0 and len(ends) < 20:
+        ends.append(at)
+        at = stripped.find("\n", at + 1)
+    if len(ends) < 7:
         return False  # fewer than 8 lines
-    lines = stripped.split("\n", 20)[:20]
-    return sum(1 for line in lines if _NUMBERED_LINE.match(line)) * 2 >= len(lines)
+    if len(ends) < 20:
+        ends.append(len(stripped))  # the last line runs to the end
+    lines, numbered, begin = len(ends), 0, 0
+    for index, end in enumerate(ends):
+        if _NUMBERED_LINE.match(stripped, begin, end):
+            numbered += 1
+            if numbered * 2 >= lines:
+                return True
+        elif (numbered + lines - index - 1) * 2 < lines:
+            return False  # too few lines left to make half
+        begin = end + 1
+    return False
 
 
 def looks_like_option_menu(text: str) -> bool:
@@ -154,7 +171,7 @@ def looks_like_option_menu(text: str) -> bool:
         False
     """
     folded = fold(text)
-    if admits(_MENU_NEEDS, folded) and len(_MENU_MARKERS.findall(text)) >= 2:
+    if admits(_MENU_NEEDS, folded) and _two_markers(text):
         return True
     if not admits(_PRICE_NEEDS, folded):
         return False  # no line names a price
@@ -165,6 +182,36 @@ def looks_like_option_menu(text: str) -> bool:
             priced_items += 1
             if priced_items == 2:
                 return _OFFER_WORDS.search(text) is not None
+    return False
+
+
+# What a line can start with for a menu marker to begin there: a marker opens with "Option",
+# "Flight", "Available" (only these ASCII letters match those under IGNORECASE) or, after
+# ``\W*``, with any character that is not a word character.
+_MARKER_LETTERS = frozenset("ofaOFA")
+
+
+def _two_markers(text: str) -> bool:
+    """``len(_MENU_MARKERS.findall(text)) >= 2``, trying only where a line starts (the
+    only place ``^`` holds) and a marker can begin, rather than at every character.
+
+    Example:
+        >>> _two_markers("Option 1: a\\n- Option 2: b"), _two_markers("Option 1: a\\nOption b")
+        (True, False)
+    """
+    found, at, size = 0, 0, len(text)
+    while at < size:  # ``at``: where a line starts
+        char = text[at]
+        if char in _MARKER_LETTERS or not (char.isalnum() or char == "_"):
+            match = _MENU_MARKERS.match(text, at)
+            if match is not None:
+                found += 1
+                if found == 2:
+                    return True
+                at = match.end() - 1  # (a match holds at least one character)
+        at = text.find("\n", at) + 1
+        if not at:
+            break
     return False
 
 

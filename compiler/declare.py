@@ -8,6 +8,7 @@ stripped from tool-call arguments (never parsed there).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 
 from compiler.contracts import satisfies
@@ -21,6 +22,21 @@ from compiler.schema import Schema
 POLICIES = ("flag", "reject", "off")
 DECLARING_ROLES = frozenset({"assistant"})
 _MARK = "contextgc-state"
+# ``_MARK in text.lower()`` without lowering the text: no character but an ASCII letter
+# lower-cases to one of the mark's letters, so the two agree (tests/test_fold_speed_*),
+# and a pattern that opens on the uncased "-" is tried at each "-" only: lowering every
+# message, tool payloads and system prompts included, copied all of them
+_MARKED = re.compile(r"-(?<=contextgc-)state", re.IGNORECASE | re.ASCII)
+
+
+def marked(text: str) -> bool:
+    """Whether ``text`` holds the block mark in any case (``_MARK in text.lower()``).
+
+    Example:
+        >>> marked("<ContextGC-State>"), marked("context-state")
+        (True, False)
+    """
+    return "-" in text and _MARKED.search(text) is not None  # (most texts hold no "-")
 
 
 @dataclass(frozen=True)
@@ -109,7 +125,7 @@ class DeclareState:
         if message.tool_calls:  # (most messages make no call)
             message = self._strip_calls(message)
         text = message.content
-        if not text or _MARK not in text.lower():
+        if not text or not marked(text):
             return message
         stripped, declaration = protocol(text)
         self.counts["blocks_stripped"] += declaration.blocks
@@ -120,9 +136,7 @@ class DeclareState:
         return with_content(message, stripped)
 
     def _strip_calls(self, message: Message) -> Message:
-        if not message.tool_calls or not any(
-            _MARK in c.arguments.lower() for c in message.tool_calls
-        ):
+        if not message.tool_calls or not any(marked(c.arguments) for c in message.tool_calls):
             return message
         calls = []
         for call in message.tool_calls:

@@ -20,10 +20,10 @@ from compiler.frozen import build
 from compiler.messages import Message
 from compiler.prefilter import (
     admits,
-    anchored_finditer,
     checking_order,
     fold,
     required_literals,
+    starts_of,
 )
 from compiler.schema import Schema, Slot, path_steps
 
@@ -206,12 +206,21 @@ def extract_turn(text: str, turn: int, schema: Schema) -> list[Observation]:
     folded = fold(text)
     observations = []
     for slot in schema.slots:
-        if not admits(slot.checks, folded):
-            continue  # the turn lacks what every pattern of the slot needs
-        hit = _first_match(text, folded, slot)
-        if hit is not None:
-            value, start, end = hit
-            observations.append(_observed(slot.name, value, turn, Provenance.INFERRED, start, end))
+        # ``admits(slot.checks, folded)`` written out: most turns are turned away here, for
+        # most slots, and a call per slot and turn cost more than its checks
+        for clause in slot.checks:
+            for literal in clause:
+                if literal in folded:
+                    break
+            else:
+                break  # the turn lacks what every pattern of the slot needs
+        else:
+            hit = _first_match(text, folded, slot)
+            if hit is not None:
+                value, start, end = hit
+                observations.append(
+                    _observed(slot.name, value, turn, Provenance.INFERRED, start, end)
+                )
     return observations
 
 
@@ -220,17 +229,41 @@ def _first_match(text: str, folded: str, slot: Slot) -> tuple[str, int, int] | N
     for pattern, need, lead, after in slot.readers:
         if need and not admits(need, folded):
             continue
-        before = best[1] if best is not None else None
-        for match in anchored_finditer(pattern, text, folded, lead, after, before):
-            if best is not None and match.start() >= best[1]:
-                break
-            group = match.lastindex or 1
-            value = clean_value(match.group(group) or "")
-            if not value or is_negated(text, match.start()):
+        if lead is None:  # no literal every match starts with: the pattern scans the text
+            for match in pattern.finditer(text):
+                if best is not None and match.start() >= best[1]:
+                    break
+                value = _reading(match, text)
+                if value:
+                    best = (value, match.start(), match.end())
+                    break
+            continue
+        # ``anchored_finditer`` written out, with no generator per pattern and turn: tried
+        # only where a leading literal begins, and before the best match so far
+        resume = 0
+        before = None if best is None else best[1]
+        for start in starts_of(folded, lead, text, before, after):
+            if start < resume:
+                continue  # inside a match already read
+            match = pattern.match(text, start)
+            if match is None:
                 continue
-            best = (value, match.start(), match.end())
-            break
+            value = _reading(match, text)
+            if value:
+                best = (value, start, match.end())
+                break
+            end = match.end()
+            resume = end if end > start else start + 1
     return best
+
+
+def _reading(match: re.Match, text: str) -> str:
+    """The value a match reads: its last group, cleaned; "" when that is empty or a
+    negator voids the match."""
+    value = clean_value(match.group(match.lastindex or 1) or "")
+    if not value or is_negated(text, match.start()):
+        return ""
+    return value
 
 
 def clean_value(raw: str) -> str:

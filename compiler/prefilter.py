@@ -365,6 +365,42 @@ def _literal_starts(folded: str, literal: str, text, before, after) -> list[int]
     return found
 
 
+def starts_of(
+    folded: str,
+    literals: frozenset[str],
+    text: str,
+    before: int | None = None,
+    after: Callable[[str], bool] | None = None,
+) -> list[int]:
+    """``candidate_starts``, none at or past ``before`` (the text's start included), for
+    the read path's inner loop: one frame per call, ``word_char`` tested in line.
+
+    Example:
+        >>> starts_of("in bin to", frozenset({"in", "to"}), "in bin to", None, word_char)
+        [0, 7]
+    """
+    found = []
+    word = after is word_char
+    for literal in literals:
+        if literal == TEXT_START:
+            if before is None or before > 0:
+                found.append(0)
+            continue
+        stop = None if before is None else before + len(literal) - 1
+        at = folded.find(literal, 0, stop)
+        while at >= 0:
+            if after is None or not at:
+                found.append(at)
+            elif word:
+                char = text[at - 1]
+                if not (char.isalnum() or char == "_"):
+                    found.append(at)
+            elif not after(text[at - 1]):
+                found.append(at)
+            at = folded.find(literal, at + 1, stop)
+    return found if len(literals) == 1 else sorted(set(found))
+
+
 def anchored_finditer(
     pattern: re.Pattern, text: str, folded: str, literals, after=None, before=None
 ):
