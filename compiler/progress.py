@@ -25,6 +25,7 @@ from compiler.protocol import render_instruction
 from compiler.recall import recall
 from compiler.register import RegisterFold
 from compiler.retire import retire
+from compiler.safety import has_safety_signal
 from compiler.stale import (
     elide,
     elide_record,
@@ -144,7 +145,11 @@ class Progress:
         if compacting:  # (the turns that call a tool are only asked for here)
             calling = frozenset(i for i, message in enumerate(clean) if message.tool_calls)
             task = next((i for i, m in enumerate(clean) if m.role == "user" and _says(m)), None)
-            retired = retire(reg, kinds, calling, task)
+
+            def speaks_of_safety(turn: int) -> bool:  # (asked only of a turn that would go)
+                return has_safety_signal(clean[turn].text)
+
+            retired = retire(reg, kinds, calling, task, speaks_of_safety)
         gone = frozenset(r.turn for r in retired)
         numbers = self._numbers()
         number = numbers.__getitem__ if numbers is not None else None

@@ -10,6 +10,7 @@ says something and calls a tool in the same message.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from compiler.classify import Kind
@@ -53,12 +54,15 @@ def retire(
     kinds: tuple[Kind, ...],
     calling: frozenset[int] = frozenset(),
     task: int | None = None,
+    keeps: Callable[[int], bool] | None = None,
 ) -> tuple[Retired, ...]:
     """Turns whose every fact is dead and which support nothing live; ``calling``
     holds the turns that carry tool calls, whatever else they say, and ``task`` is the
     user's first turn. Neither is ever retired: a tool result must keep its call, and
     the task statement says more than the facts a schema reads out of it ("book a
-    flight from New York to Seattle on May 20th" is not only a date).
+    flight from New York to Seattle on May 20th" is not only a date). Nor is a turn
+    ``keeps`` names, asked only of a turn that would otherwise go: one that carries a
+    safety signal ("my son has a severe peanut allergy") besides its superseded address.
 
     Example:
         >>> from compiler.extract import Observation
@@ -68,8 +72,9 @@ def retire(
         (Retired(turn=0, superseded=(('f', 2),), revoked=frozenset()),)
         >>> retire(reg, (Kind.SPEECH,) * 5, calling=frozenset({0}))
         ()
-        >>> retire(reg, (Kind.SPEECH,) * 5, task=0)
-        ()
+        >>> speech = (Kind.SPEECH,) * 5
+        >>> retire(reg, speech, task=0), retire(reg, speech, keeps={0}.__contains__)
+        ((), ())
     """
     carried: dict[int, list[Entry]] = {}
     for entry in register.history:
@@ -83,7 +88,7 @@ def retire(
             continue
         if turn in calling or turn == task:
             continue
-        if any(entry.live for entry in entries):
+        if any(entry.live for entry in entries) or (keeps is not None and keeps(turn)):
             continue
         superseded = tuple(
             sorted(

@@ -190,3 +190,27 @@ def test_a_decomposed_path_is_read_and_written_composed():
     messages = [{"role": "assistant", "content": said}, {"role": "user", "content": "ok"}]
     _, tel = compile_messages(messages, schema=load_schema("coding"))
     assert tel["active_state_slots"] == {"current_file": "src/café.py"}
+
+
+def test_a_turn_that_carries_a_safety_signal_is_not_retired_with_its_superseded_fact():
+    # the address was superseded, and the allergy note went with the turn (second audit)
+    note = "my son has a severe peanut allergy, do not substitute items."
+    messages = [
+        {"role": "user", "content": "Hi, I need help with my order."},
+        {"role": "assistant", "content": "Sure."},
+        {"role": "user", "content": f"Deliver it to 402 Oak Street, Apt 5. Note: {note}"},
+        {"role": "assistant", "content": "Noted."},
+        {"role": "user", "content": "Actually reroute to 900 Pine Avenue, Suite 12."},
+        {"role": "assistant", "content": "Rerouted to 900 Pine Avenue, Suite 12."},
+        {"role": "user", "content": "Thanks."},
+        {"role": "assistant", "content": "Bye"},
+    ]
+    out, tel = compile_messages(messages, schema=load_schema("logistics"))
+    assert 2 not in tel["retired_turn_indices"]
+    assert any(note in (m["content"] or "") for m in out)
+    plain = messages[2]["content"].replace(f" Note: {note}", "")
+    calm, _ = compile_messages(
+        [*messages[:2], {"role": "user", "content": plain}, *messages[3:]],
+        schema=load_schema("logistics"),
+    )
+    assert plain not in [m["content"] for m in calm]  # the control: without it, it goes
