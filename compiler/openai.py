@@ -251,20 +251,34 @@ def attach(response, telemetry: dict | None):
     """``response`` carrying ``telemetry`` as ``.context_gc``.
 
     Set past the object's own ``__setattr__``, so a pydantic response keeps the
-    telemetry out of ``model_dump()`` and ``to_json()``. An object that takes no
-    attribute at all comes back in a thin proxy that carries it.
+    telemetry out of ``model_dump()`` and ``to_json()``. A dict (a client that returns
+    the decoded JSON) comes back as a dict still, equal to it and serialised as it was;
+    any other object that takes no attribute comes back in a thin proxy that carries it.
 
     Example:
         >>> attach(iter([1, 2]), {"mode": "compact"}).context_gc
         {'mode': 'compact'}
         >>> list(attach(iter([1, 2]), None))
         [1, 2]
+        >>> reply = attach({"id": "r1"}, {"mode": "compact"})
+        >>> reply == {"id": "r1"}, isinstance(reply, dict), reply.context_gc["mode"]
+        (True, True, 'compact')
     """
+    if isinstance(response, dict):
+        return _TelemetryDict(response, telemetry)
     try:
         object.__setattr__(response, TELEMETRY_ATTRIBUTE, telemetry)
     except (AttributeError, TypeError):
         return _Carrier(response, telemetry)
     return response
+
+
+class _TelemetryDict(dict):
+    """A dict response, as it was, with the telemetry as an attribute beside its items."""
+
+    def __init__(self, response: dict, telemetry):
+        super().__init__(response)
+        setattr(self, TELEMETRY_ATTRIBUTE, telemetry)
 
 
 class _Carrier:

@@ -381,3 +381,22 @@ def test_the_message_a_response_returns_is_sent_back_as_its_tool_call_turn(serve
     }  # fmt: skip
     assert sent[-1] == {"role": "tool", "tool_call_id": "call_1", "content": "a.py"}
     assert again.context_gc["parse_warnings"] == []
+
+
+def test_a_client_that_returns_a_dict_gets_a_dict_back_with_the_telemetry():
+    # a dict was wrapped in a proxy: json.dumps, len and isinstance(dict) all broke
+    from types import SimpleNamespace
+
+    reply = {"id": "r1", "choices": [{"message": {"role": "assistant", "content": "ok"}}]}
+    sent = []
+
+    def create(**kwargs):
+        sent.append(kwargs["messages"])
+        return reply
+
+    client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
+    patch_openai(client)
+    response = client.chat.completions.create(model="m", messages=history())
+    assert isinstance(response, dict) and response == reply and len(response) == 2
+    assert json.loads(json.dumps(response)) == reply
+    assert response.context_gc["messages_in"] == len(history()) and sent
