@@ -190,12 +190,14 @@ def compacts_longer_than(text: str, chars: int, *, memo=None) -> bool:
         return len(text) > chars  # returned as it is
     if "\\u" in text or text[-1:] != "}" or not _JSON_START.match(text):
         return False
-    if text.count("{") + text.count("[") > _SHALLOW or not exact_numbers(text):
+    if text.count("{") + text.count("[") > _SHALLOW:
         return False
     try:
         value = decode_json(text, memo)
     except (ValueError, RecursionError):
         return False
+    if not exact_numbers(text):
+        return False  # compacted as text (compact_json): no floor to read
     if summary_floor(value, LONG_CHARS) <= chars:
         return False
     return json_text(value).count(":") == text.count(":")  # else a key was lost: read as text

@@ -117,8 +117,11 @@ def parsed_items(items, lines, where: Callable[[int], str], fmt: Format) -> Pars
     messages, warnings = [], []
     for index, (item, line) in enumerate(zip(items, lines, strict=True)):
         message = _plain_item(item, line)
-        if message is not None:  # the common item: nothing to note
+        if message is not None:  # the common item: nothing to note but a nameless call
             messages.append(message)
+            if message.tool_calls and not all(call.name for call in message.tool_calls):
+                notes = _call_notes(item, message, where(index))
+                warnings.extend(ParseWarning(line, note) for note in notes)
             continue
         message, notes = _read_item(item, line, index, where)
         if message is not None:
@@ -150,8 +153,8 @@ def _plain_item(item: Any, line: int) -> Message | None:
             calls = tool_calls_from(calls)
         except (TypeError, ValueError, RecursionError):
             return None  # arguments JSON cannot hold: _read_item notes it
-        if len(calls) != len(item["tool_calls"]) or not all(call.name for call in calls):
-            return None  # an item that is no call, or a call without a name: noted there
+        if len(calls) != len(item["tool_calls"]):
+            return None  # an item that is no call: _read_item notes it
     if content is None and not calls:
         return None  # nothing said and nothing called: _read_item notes it
     return build(  # Message(...), built as frozen.build builds: one per item

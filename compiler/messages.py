@@ -242,7 +242,10 @@ def message_to_dict(message: Message) -> dict:
             out["content"] = _with_other_parts(out.get("content"), message.content)
         if message.tool_call_id is not None and "tool_call_id" not in out:
             out["tool_call_id"] = message.tool_call_id  # linked from another spelling
-        return owned(out)
+        for key, value in out.items():  # ``out`` is new: only the containers in it are not
+            if isinstance(value, list | dict):
+                out[key] = owned(value)
+        return out
     out: dict[str, Any] = {"role": message.role, "content": message.content}
     if message.name is not None:
         out["name"] = message.name

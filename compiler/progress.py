@@ -287,6 +287,14 @@ class Progress:
             return True
         return False
 
+    def _partly_shown(self, index: int, later: int, key: str):
+        """The later file view's window when it leaves out lines of this one's, else None."""
+        if not key.startswith("file "):
+            return None
+        window, earlier = dict(self.read_keys[later]).get(key), dict(self.read_keys[index])[key]
+        covered = window.first <= earlier.first and earlier.last <= window.last
+        return None if covered or earlier.preview or not earlier.last else window
+
     def _elided(self, index: int, key: str, later: int, number=None) -> Compacted:
         # the notice names the later turn as the caller counts it, so that is the memo's key
         shown = later if number is None else number(later)
@@ -298,7 +306,7 @@ class Progress:
                     text, later_text, replaced_by=shown, key=key, memo=self.decoded
                 )
             else:  # a later file view may show only part of this one
-                window = dict(self.read_keys[later]).get(key) if key.startswith("file ") else None
+                window = self._partly_shown(index, later, key)
                 result = elide(text, replaced_by=shown, key=key, window=window)
             self.elided[(index, shown)] = result
         return self.elided[(index, shown)]
