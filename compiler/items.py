@@ -144,8 +144,6 @@ def _plain_item(item: Any, line: int) -> Message | None:
     if role is None or not (content is None or type(content) is str):
         return None  # another spelling of a role is read, and noted, by _read_item
     name, call_id, calls = item.get("name"), item.get("tool_call_id"), item.get("tool_calls")
-    # role and content are text: the other values decide whether the source needs a copy
-    source = owned_items(item) if _holds_containers(calls, name, call_id) else tuple(item.items())
     if calls is not None:
         if type(calls) is not list:
             return None  # not a list of calls: _read_item notes it
@@ -157,6 +155,11 @@ def _plain_item(item: Any, line: int) -> Message | None:
             return None  # an item that is no call: _read_item notes it
     if content is None and not calls:
         return None  # nothing said and nothing called: _read_item notes it
+    # role and content are text: the other values decide whether the source needs a copy
+    raw_calls = item.get("tool_calls")
+    source = (
+        owned_items(item) if _holds_containers(raw_calls, name, call_id) else tuple(item.items())
+    )
     return build(  # Message(...), built as frozen.build builds: one per item
         Message,
         role=role,
