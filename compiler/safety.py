@@ -1,7 +1,9 @@
 """Safety signals: the rows a compaction must keep, wherever they stand.
 
 A signal is a safety term (``SAFETY_TERMS``: allergens, warnings, expiry, personal data),
-an email address or a Luhn-valid card number. Terms match on letter boundaries, so
+an email address, a Luhn-valid card number, or a number written as a US social security
+number or a North American telephone number is (``123-45-6789``, ``(555) 123-4567``,
+``+1 555.123.4567``). Terms match on letter boundaries, so
 ``PEANUT_ALLERGEN`` and ``date_of_birth`` match (``_`` is not a letter) while
 ``DeprecationWarning`` or ``adobe`` do not.
 
@@ -9,8 +11,8 @@ an email address or a Luhn-valid card number. Terms match on letter boundaries, 
 the matches a full scan of the text would find (``segments_touched``: which of its lines a
 match overlaps, a phrase wrapped across lines included). Both are asked of every row, line
 and payload a compaction weighs, so both skip what cannot match: ASCII text is read by its
-words, terms are tried only where one can begin, addresses only where an ``@`` is, and
-card numbers only inside runs of digits.
+words, terms are tried only where one can begin, addresses only where an ``@`` is, card
+numbers only inside runs of digits, and the other numbers only where their shape is.
 """
 
 from __future__ import annotations
@@ -72,17 +74,26 @@ _SAFETY = re.compile(
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]++@[\w-]+(?:\.[\w-]+)+")
 _CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
 _DIGIT_RUN = re.compile(r"\d[\d -]{11,}\d")
+# an SSN, or a telephone number with an area code, standing alone: not inside a longer
+# number, a date (2024-05-12), a version or an identifier (ORD-555-123-4567 is a code)
+_ID_NUMBER = re.compile(
+    r"(?<![\w.+-])(?:\d{3}-\d{2}-\d{4}|(?:\+1[ .-]?)?(?:\(\d{3}\) ?|\d{3}[.-])\d{3}[.-]\d{4})"
+    r"(?![\w-]|\.\d)"
+)
 _OTHER_DIGIT = re.compile(r"[^\x00-\x7f\D]")  # a decimal digit outside ASCII (\d: isdecimal)
 _SAFETY_LEADS = leading_literals(_SAFETY)
 
 
 def has_safety_signal(text: str) -> bool:
-    """True if ``text`` carries a safety signal (a term, an email or a card number).
+    """True if ``text`` carries a safety signal (a term, an email, a card number, an SSN or
+    a telephone number).
 
     Example:
         >>> has_safety_signal('{"sku": 7, "tags": "PEANUT_ALLERGEN"}')
         True
-        >>> has_safety_signal("DeprecationWarning in adobe.py")
+        >>> has_safety_signal('{"id": 7, "contact": "(555) 123-4567"}')
+        True
+        >>> has_safety_signal("DeprecationWarning in adobe.py, 2024-05-12, v1.555.1234")
         False
     """
     text = _unescaped(text)
@@ -157,6 +168,9 @@ def _spans(text: str, leads: frozenset[str] | None = _SAFETY_LEADS) -> Iterator[
     if _may_hold_card(text):
         for match in _cards(text):
             yield match.span()
+    if _may_hold_id_number(text):
+        for match in _ID_NUMBER.finditer(text):
+            yield match.span()
 
 
 def _letter(char: str) -> bool:
@@ -171,6 +185,16 @@ def _may_hold_card(text: str) -> bool:
     if not text.isascii() and _OTHER_DIGIT.search(text):
         return True
     return _CARD_DIGITS in text.encode("ascii", "replace").translate(_DIGITS, b" -")
+
+
+def _may_hold_id_number(text: str) -> bool:
+    """Whether ``text`` holds the digits and separators of an SSN or a telephone number
+    (each ASCII digit read as ``0``), which the regular expression then confirms. A digit
+    outside ASCII is matched by ``\\d`` too, so such a text is always searched."""
+    if not text.isascii() and _OTHER_DIGIT.search(text):
+        return True
+    shape = text.encode("ascii", "replace").translate(_SHAPE)
+    return any(each in shape for each in _ID_SHAPES)
 
 
 def _emails(text: str) -> Iterator[re.Match]:
@@ -227,6 +251,9 @@ _LETTERS = bytes(  # an ASCII letter lower-cased (as _SAFETY sees letters); anyt
 )
 _DIGITS = bytes(ord("0") if "0" <= ch <= "9" else ord("1") for ch in map(chr, range(256)))
 _CARD_DIGITS = b"0" * 13  # a card number holds 13 digits at least, with only " " or "-" between
+_SHAPE = bytes(ord("0") if "0" <= ch <= "9" else ord(ch) for ch in map(chr, range(256)))
+# what every match of _ID_NUMBER holds, its digits read as 0
+_ID_SHAPES = (b"000-00-0000", b"000-000-0000", b"000.000.0000", b"(000) 000", b"(000)000")
 
 
 @dataclass(frozen=True)
@@ -303,7 +330,10 @@ def _ascii_signal(text: str, index: _WordIndex) -> bool:
                 return True
     if b"@" in data and next(_emails(text), None) is not None:
         return True
-    return _CARD_DIGITS in data.translate(_DIGITS, b" -") and next(_cards(text), None) is not None
+    if _CARD_DIGITS in data.translate(_DIGITS, b" -") and next(_cards(text), None) is not None:
+        return True
+    shape = data.translate(_SHAPE)
+    return any(each in shape for each in _ID_SHAPES) and _ID_NUMBER.search(text) is not None
 
 
 def _term_leads(index: _WordIndex | None) -> dict[bytes, str] | None:

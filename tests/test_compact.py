@@ -38,6 +38,7 @@ from compiler.compact_json import (
     _without,
     compact_json,
 )
+from compiler.safety import _ID_NUMBER
 
 FIXTURES = Path(__file__).parent / "fixtures" / "compact"
 TOOL_NAMES = {
@@ -573,11 +574,12 @@ def full_scan(text: str) -> list[tuple[int, int]]:
     spans = [m.span() for m in _SAFETY.finditer(text)]
     spans += [m.span() for m in _EMAIL.finditer(text)]
     spans += [m.span() for m in _CARD.finditer(text) if _luhn_valid(m.group())]
+    spans += [m.span() for m in _ID_NUMBER.finditer(text)]
     return sorted(spans)
 
 
 SCAN_PIECES = ["4111 1111 1111 1111", "Warning", "dob", "1990-01-01", " ", "x@y.io", "12345"]
-SCAN_PIECES += ["-", "peanut", "İ", "update", "do not"]
+SCAN_PIECES += ["-", "peanut", "İ", "update", "do not", "555", "(", ") ", ".", "+1 ", "٤٥"]
 
 
 @settings(max_examples=300, deadline=None)
@@ -592,6 +594,7 @@ ASCII_PIECES = [
     *("not", "Do Not", "do\tnot", "donot", "best before", "Best", "before", "phone", "Phones"),
     *("smartphone", "pii", "social security", "a@b.co", "@", ".uk", "4111 1111 1111 1111"),
     *("4111-1111-1111-1112", "1700000000004", "12", "0", " ", "_", "-", ":", "\n", ".", "x"),
+    *("555", "4567", "45", "(", ")", "+1", "123-45-6789", "(555) 123-4567", "555.123.4567"),
 ]
 
 
@@ -831,3 +834,46 @@ def test_the_major_allergens_and_more_personal_data_are_safety_signals(text):
 @pytest.mark.parametrize("text", ["eggshell white", "milky way", "soyuz", "sesamestreet"])
 def test_a_word_that_only_holds_an_allergen_is_no_signal(text):
     assert not has_safety_signal(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"id": 7, "contact": "(555) 123-4567"}',
+        "call me on 555-123-4567 tonight",
+        "+1 555.123.4567",
+        "+1-555-123-4567",
+        '{"ref": "123-45-6789"}',
+        "customer, 555-867-5309",
+    ],
+)
+def test_a_telephone_number_or_an_ssn_is_a_signal_by_its_value_alone(text):
+    # only under a telling key ("phone", "ssn") was such a number kept
+    assert has_safety_signal(text)
+    assert list(safety_spans(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "released 2024-05-12",  # a date
+        "ORD-555-123-4567",  # part of an identifier
+        "v1.555.123.4567",  # part of a version
+        "order 5551234567",  # ten digits with no separator: any number
+        "SKU 555-123-45678",  # a longer number
+        "block 1234-567-8901",
+    ],
+)
+def test_a_number_only_shaped_like_a_telephone_number_is_no_signal(text):
+    assert not has_safety_signal(text)
+    assert not list(safety_spans(text))
+
+
+def test_a_row_holding_only_a_telephone_number_is_kept_by_a_compaction():
+    rows = [{"id": i, "contact": "none"} for i in range(30)]
+    rows[17]["contact"] = "(555) 123-4567"
+    result = compact_json(
+        json.dumps({"rows": rows}), tool_name=None, head_rows=3, signal=has_safety_signal
+    )
+    assert "(555) 123-4567" in result.text
+    assert result.safety_rows_kept == 1
