@@ -4,7 +4,7 @@ import unicodedata
 
 import pytest
 
-from compiler import compile_messages, load_schema
+from compiler import StateDAG, compile_messages, load_schema
 from compiler.classify import Kind
 from compiler.extract import Observation, Op, Provenance
 from compiler.register import MAX_FACTS, MAX_VALUE_CHARS, register
@@ -214,3 +214,20 @@ def test_a_turn_that_carries_a_safety_signal_is_not_retired_with_its_superseded_
         schema=load_schema("logistics"),
     )
     assert plain not in [m["content"] for m in calm]  # the control: without it, it goes
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "value"),
+    [
+        (r"ship to (\w+)|deliver to (\w+)", "please deliver to Boston", "Boston"),
+        (r"ship to (\w+)|deliver to (\w+)", "ship to Denver today", "Denver"),
+        (r"to ((\d+) \w+ street)", "send it to 12 Elm street", "12 Elm street"),
+        (r"(\w+) to (\w+)", "send to Austin", "Austin"),
+    ],
+)
+def test_a_pattern_with_more_than_one_group_reads_the_last_group_that_matched(pattern, text, value):
+    # the rule the README states: each alternative may hold its own group, and the group
+    # around the whole value wins over one inside it
+    dag = StateDAG()
+    dag.register_entity_schema("place", [pattern])
+    assert [o.value for o in dag.observe(0, text)] == [value]
