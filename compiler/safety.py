@@ -188,13 +188,18 @@ def _may_hold_card(text: str) -> bool:
 
 
 def _may_hold_id_number(text: str) -> bool:
-    """Whether ``text`` holds the digits and separators of an SSN or a telephone number
-    (each ASCII digit read as ``0``), which the regular expression then confirms. A digit
-    outside ASCII is matched by ``\\d`` too, so such a text is always searched."""
+    """Whether ``text`` holds the digits and separators an SSN or a telephone number begins
+    with, which the regular expression then confirms (a digit outside ASCII is matched by
+    ``\\d`` too, so such a text is always searched)."""
     if not text.isascii() and _OTHER_DIGIT.search(text):
         return True
-    shape = text.encode("ascii", "replace").translate(_SHAPE)
-    return any(each in shape for each in _ID_SHAPES)
+    return _id_shaped(text.encode("ascii", "replace").translate(_SHAPE))
+
+
+def _id_shaped(shape: bytes) -> bool:
+    # every match of _ID_NUMBER holds one of these, its digits read as 0: 000-00-0000 and
+    # 000-000-0000, 000.000.0000, (000) 000-0000 and (000)000-0000
+    return b"000-00" in shape or b"(000)" in shape or b"000.000.0" in shape
 
 
 def _emails(text: str) -> Iterator[re.Match]:
@@ -252,8 +257,6 @@ _LETTERS = bytes(  # an ASCII letter lower-cased (as _SAFETY sees letters); anyt
 _DIGITS = bytes(ord("0") if "0" <= ch <= "9" else ord("1") for ch in map(chr, range(256)))
 _CARD_DIGITS = b"0" * 13  # a card number holds 13 digits at least, with only " " or "-" between
 _SHAPE = bytes(ord("0") if "0" <= ch <= "9" else ord(ch) for ch in map(chr, range(256)))
-# what every match of _ID_NUMBER holds, its digits read as 0
-_ID_SHAPES = (b"000-00-0000", b"000-000-0000", b"000.000.0000", b"(000) 000", b"(000)000")
 
 
 @dataclass(frozen=True)
@@ -332,8 +335,7 @@ def _ascii_signal(text: str, index: _WordIndex) -> bool:
         return True
     if _CARD_DIGITS in data.translate(_DIGITS, b" -") and next(_cards(text), None) is not None:
         return True
-    shape = data.translate(_SHAPE)
-    return any(each in shape for each in _ID_SHAPES) and _ID_NUMBER.search(text) is not None
+    return _id_shaped(data.translate(_SHAPE)) and _ID_NUMBER.search(text) is not None
 
 
 def _term_leads(index: _WordIndex | None) -> dict[bytes, str] | None:
