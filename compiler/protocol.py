@@ -143,20 +143,29 @@ def strip_blocks(text: str) -> tuple[str, int]:
 def strip_blocks_in_arguments(arguments: str) -> tuple[str, int]:
     """``strip_blocks`` for a tool call's arguments, which stay valid JSON when they were:
     where cutting the text would break it (a block written as a member,
-    ``{"contextgc-state": {...}, "cmd": "ls"}``), the JSON is read, every member named
-    for a block dropped, every string stripped, and the value written again.
+    ``{"contextgc-state": {...}, "cmd": "ls"}``), each member named for a block is cut
+    out of the text with the comma beside it. Nothing else is touched: every other member
+    keeps its spelling, numbers and repeated keys included, since the call is the agent's
+    action.
 
     Example:
         >>> strip_blocks_in_arguments('{"contextgc-state": {"assert": {"x": "1"}}, "cmd": "ls"}')
         ('{"cmd": "ls"}', 1)
         >>> strip_blocks_in_arguments('{"note": "hi <contextgc-state>{}</contextgc-state>"}')
         ('{"note": "hi "}', 1)
+        >>> strip_blocks_in_arguments('{"n": 1.10, "contextgc-state": {}, "n": 1e400}')
+        ('{"n": 1.10, "n": 1e400}', 1)
     """
     stripped, removed = strip_blocks(arguments)
     if not removed or _is_json(stripped) or not _is_json(arguments):
         return stripped, removed
-    value, removed = _without_blocks(json.loads(arguments))
-    return json.dumps(value, ensure_ascii=False), removed
+    try:
+        cuts = _member_cuts(arguments)
+    except (ValueError, RecursionError, IndexError):
+        return stripped, removed  # not walked: the markup goes, as in any other text
+    kept = "".join(arguments[a:b] for a, b in _between(cuts, len(arguments)))
+    kept, inside = strip_blocks(kept)
+    return kept, len(cuts) + inside
 
 
 def _is_json(text: str) -> bool:
@@ -167,23 +176,72 @@ def _is_json(text: str) -> bool:
     return True
 
 
-def _without_blocks(value) -> tuple[object, int]:
-    """A decoded JSON value without members named for a block, its strings stripped."""
-    if isinstance(value, str):
-        return strip_blocks(value)
-    if isinstance(value, list):
-        pairs = [_without_blocks(item) for item in value]
-        return [item for item, _ in pairs], sum(n for _, n in pairs)
-    if isinstance(value, dict):
-        out, removed = {}, 0
-        for key, item in value.items():
-            if _MARK in key.lower() or normalise_key(key) == "contextgc_state":
-                removed += 1
-                continue
-            out[key], n = _without_blocks(item)
-            removed += n
-        return out, removed
-    return value, 0
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+
+
+def _member_cuts(text: str) -> list[tuple[int, int]]:
+    """Where the members named for a block stand in a JSON text, each span with the comma
+    that joins it to a kept neighbour (all of them, if no member is kept), in text order.
+    Containers are walked from a list of their positions, not by recursion, and a value
+    is skipped by decoding it, so any nesting the decoder reads is walked."""
+    cuts: list[tuple[int, int]] = []
+    todo = [_JSON_SPACE.match(text).end()]
+    while todo:
+        pos = todo.pop()
+        opener = text[pos]
+        if opener not in "{[":
+            continue
+        members: list[tuple[int, int, bool]] = []
+        i = _JSON_SPACE.match(text, pos + 1).end()
+        while text[i] not in "}]":
+            named, value = False, i
+            if opener == "{":
+                key, after = json.decoder.scanstring(text, i + 1)
+                named = _MARK in key.lower() or normalise_key(key) == "contextgc_state"
+                colon = _JSON_SPACE.match(text, after).end()
+                value = _JSON_SPACE.match(text, colon + 1).end()
+            end = _DECODER.raw_decode(text, value)[1]
+            if not named:
+                todo.append(value)
+            members.append((i, end, named))
+            i = _JSON_SPACE.match(text, end).end()
+            if text[i] == ",":
+                i = _JSON_SPACE.match(text, i + 1).end()
+        cuts += _named_runs(members)
+    return sorted(cuts)
+
+
+def _named_runs(members: list[tuple[int, int, bool]]) -> list[tuple[int, int]]:
+    """The spans to cut for one object's members (start, end, named): a run of named
+    members up to the next kept one, or from the kept one before it, or all of them."""
+    spans = []
+    index = 0
+    while index < len(members):
+        if not members[index][2]:
+            index += 1
+            continue
+        last = index
+        while last + 1 < len(members) and members[last + 1][2]:
+            last += 1
+        if last + 1 < len(members):
+            spans.append((members[index][0], members[last + 1][0]))
+        elif index:
+            spans.append((members[index - 1][1], members[last][1]))
+        else:
+            spans.append((members[index][0], members[last][1]))
+        index = last + 1
+    return spans
+
+
+def _between(cuts: list[tuple[int, int]], size: int) -> list[tuple[int, int]]:
+    """The spans of a text of ``size`` characters that ``cuts`` (sorted, disjoint) leave."""
+    kept, at = [], 0
+    for start, end in cuts:
+        kept.append((at, start))
+        at = end
+    kept.append((at, size))
+    return kept
 
 
 def normalise_key(key: str) -> str:

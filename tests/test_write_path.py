@@ -3,8 +3,11 @@
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compiler import OptionError, compile_messages, load_schema
+from compiler.protocol import strip_blocks_in_arguments
 
 TRAVEL = load_schema("travel")
 TAG = "<contextgc-state>{}</contextgc-state>"
@@ -353,3 +356,55 @@ def test_a_block_written_as_a_member_of_the_arguments_leaves_them_valid_json(arg
     compiled, tel = compile_messages(messages, mode=mode, cache=False)
     assert json.loads(compiled[1]["tool_calls"][0]["function"]["arguments"]) == left
     assert tel["declarations"]["blocks_stripped"] == 1
+
+
+@pytest.mark.parametrize("mode", ["compact", "cache_friendly"])
+def test_cutting_a_block_member_leaves_the_other_arguments_as_the_agent_wrote_them(mode):
+    # the arguments were read and written again: 12345678901234567.89 came back as
+    # 1.2345678901234568e+16, 1e400 as Infinity (no JSON), and the first "account" was lost
+    # (third audit, finding 2)
+    rest = '"amount": 12345678901234567.89, "limit": 1e400, "account": "A", "account": "B"'
+    arguments = '{"contextgc-state": {"assert": {"x": "1"}}, ' + rest + "}"
+    call = {"id": "c1", "type": "function", "function": {"name": "refund", "arguments": arguments}}
+    messages = [
+        user("refund order"),
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        asst("done"),
+    ]
+    compiled, tel = compile_messages(messages, mode=mode, cache=False)
+    assert compiled[1]["tool_calls"][0]["function"]["arguments"] == "{" + rest + "}"
+    assert tel["declarations"]["blocks_stripped"] == 1
+
+
+VALUES = st.recursive(
+    st.none() | st.integers() | st.text(max_size=5) | st.sampled_from(["1.10", "1e400"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=6,
+)
+# a block written as a member: its key, and an object for its value (a member named so
+# whose value is no object is no block, and stays)
+MEMBERS = st.lists(
+    st.tuples(st.sampled_from(["cmd", "n", "opts", "note"]), VALUES)
+    | st.tuples(
+        st.sampled_from(["contextgc-state", "Contextgc-State"]),
+        st.dictionaries(
+            st.sampled_from(["assert", "pin"]),
+            st.dictionaries(st.text(max_size=3), st.text(max_size=3)),
+        ),
+    ),
+    max_size=5,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(MEMBERS, st.sampled_from(["", " ", "\n  "]))
+def test_arguments_stay_json_and_lose_only_the_block_members(members, space):
+    arguments = (
+        "{"
+        + ("," + space).join(f"{json.dumps(k)}:{space}{json.dumps(v)}" for k, v in members)
+        + "}"
+    )
+    stripped, _ = strip_blocks_in_arguments(arguments)
+    assert json.loads(stripped) == {k: v for k, v in members if "contextgc" not in k.lower()}
+    assert "contextgc-state" not in stripped.lower()
