@@ -52,6 +52,10 @@ from itertools import pairwise
 
 OPS = ("assert", "pin", "revoke", "unsure")
 MAX_VALUE_CHARS = 512
+# A declared value is kept whole up to this bound and capped to MAX_VALUE_CHARS only where
+# the model reads it (``Register.shown_value``, listed in ``state_values_truncated``): two
+# values that differ after their first 512 characters are two values, not a reaffirmation.
+MAX_DECLARED_CHARS = 16 * MAX_VALUE_CHARS
 MAX_KEY_CHARS = 64
 INSTRUCTION_START = "[STATE_PROTOCOL]"
 INSTRUCTION_END = "[/STATE_PROTOCOL]"
@@ -667,9 +671,9 @@ def _value(item, where: str, notes: list[str]) -> str:
     value = " ".join(_SURROGATE.sub("\ufffd", str(item)).split())
     if not value:
         notes.append(f"{where} is empty; dropped")
-    elif len(value) > MAX_VALUE_CHARS:
-        notes.append(f"{where} cut from {len(value)} to {MAX_VALUE_CHARS} characters")
-        value = value[:MAX_VALUE_CHARS].rstrip()
+    elif len(value) > MAX_DECLARED_CHARS:
+        notes.append(f"{where} cut from {len(value)} to {MAX_DECLARED_CHARS} characters")
+        value = value[:MAX_DECLARED_CHARS].rstrip()
     return value
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler import load_schema
+from compiler import compile_messages, load_schema
 from compiler.protocol import (
     EMPTY,
     INSTRUCTION_END,
@@ -220,10 +220,30 @@ def test_it_collapses_whitespace_in_values():
     )
 
 
-def test_it_cuts_values_at_512_chars_and_says_so():
-    d = declared(block({"assert": {"a": "x" * 600}}))
-    assert d.asserts == (("a", "x" * 512),)
-    assert d.problems == ("block 1: assert.'a' cut from 600 to 512 characters",)
+def test_it_keeps_a_long_value_whole_and_cuts_only_an_outsized_one_saying_so():
+    # the register caps what the model reads at 512 characters; the value itself is kept,
+    # so two values that differ after 512 characters are told apart (third audit, finding 5)
+    assert declared(block({"assert": {"a": "x" * 600}})).asserts == (("a", "x" * 600),)
+    d = declared(block({"assert": {"a": "x" * 9000}}))
+    assert d.asserts == (("a", "x" * 8192),)
+    assert d.problems == ("block 1: assert.'a' cut from 9000 to 8192 characters",)
+
+
+def test_a_declared_value_differing_after_512_characters_supersedes_and_is_shown_capped():
+    def said(value: str) -> dict:
+        return {"role": "assistant", "content": "ok " + block({"assert": {"note": value}})}
+
+    old, new = "x" * 520 + " OLD", "x" * 520 + " NEW"
+    messages = [{"role": "user", "content": "go"}, said(old), {"role": "user", "content": "ok"}]
+    messages += [said(new), {"role": "user", "content": "thanks"}]
+    messages.append({"role": "assistant", "content": "bye"})
+    compiled, tel = compile_messages(messages, cache=False)
+    assert tel["state"]["note"]["turn"] == 3
+    assert tel["reaffirmations"] == 0
+    assert [h["superseded_by"] for h in tel["state_history"]["note"]] == [3, None]
+    assert tel["state_values_truncated"] == ["note"]
+    assert tel["declarations"]["problems"] == []
+    assert '…" (turn 3 [declared])' in compiled[0]["content"]
 
 
 # --- nested, fenced, unterminated, broken ---------------------------------------------
