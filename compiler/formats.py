@@ -80,6 +80,9 @@ _TURN = re.compile(
 )
 _HEADER = re.compile(r"#[ \t]*(?P<id>\S+)[ \t]+\((?P<model>[^()]*)\)[ \t]*")
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
+# a byte-order mark or a zero-width character at the start of a line: invisible, and in
+# the way of the role word or the JSON that follows it
+_INVISIBLE_LEAD = re.compile("^[\ufeff\u200b\u200c\u200d\u2060]+", re.MULTILINE)
 _DECODER = json.JSONDecoder(strict=False)
 
 
@@ -127,10 +130,9 @@ def formats_many(text: str) -> tuple[tuple[str, Parsed], ...]:
         >>> dict(formats_many(text)[1][1].meta)
         {'id': 'a#1', 'model': 'm2'}
     """
-    text = _as_text(text)
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _as_text(text).replace("\r\n", "\n").replace("\r", "\n")
+    if _INVISIBLE_LEAD.search(text):  # files joined with cat keep each one's byte-order mark
+        text = _INVISIBLE_LEAD.sub("", text)
     entries, line, column = _read_any(text)
     found, leftover = _collect(entries)
     if not found:
@@ -500,7 +502,9 @@ def _blocks(lines: list[str]) -> list[tuple[int, int]]:
     """Index ranges of the transcripts, split at ``---`` lines that end one.
 
     A ``---`` ends a transcript only if a ``# <id> (<model>)`` header or the
-    end of the text follows it; elsewhere it is a markdown rule in a turn.
+    end of the text follows it, and the transcript it ends has such a header
+    too; elsewhere it is a markdown rule in a turn (followed, say, by a
+    ``# Summary (draft)`` heading).
     """
     bounds, start = [], 0
     for index, line in enumerate(lines):
@@ -509,7 +513,9 @@ def _blocks(lines: list[str]) -> list[tuple[int, int]]:
         after = index + 1
         while after < len(lines) and not lines[after].strip():
             after += 1
-        if after == len(lines) or _HEADER.fullmatch(lines[after]):
+        if after == len(lines) or (
+            _HEADER.fullmatch(lines[after]) and any(map(_HEADER.fullmatch, lines[start:index]))
+        ):
             bounds.append((start, index))
             start = index + 1
     return [*bounds, (start, len(lines))]

@@ -705,3 +705,41 @@ def test_a_key_holding_the_wrong_type_is_named_in_the_warning():
     assert [w.message for w in caught.value.warnings] == [
         "the object's 'messages' is null, not an array; no messages"
     ]
+
+
+@pytest.mark.parametrize("mark", ["\ufeff", "\u200b", "\u2060"])
+def test_an_invisible_mark_before_a_role_word_does_not_hide_the_turn(mark):
+    # two files saved with a byte-order mark and joined with cat: the second file's first
+    # turn was read as text of the turn above, without a warning (third audit, finding 3)
+    text = f"{mark}user: Deliver to 402 Oak Street.\n{mark}assistant: Rerouted.\nuser: thanks"
+    parsed = formats(text)
+    assert [(m.role, m.content, m.line) for m in parsed.messages] == [
+        ("user", "Deliver to 402 Oak Street.", 1),
+        ("assistant", "Rerouted.", 2),
+        ("user", "thanks", 3),
+    ]
+    assert parsed.warnings == ()
+
+
+def test_a_jsonl_line_opening_with_a_byte_order_mark_is_read():
+    text = '\ufeff{"role":"user","content":"a"}\n\ufeff{"role":"assistant","content":"b"}'
+    parsed = formats(text)
+    assert [(m.role, m.content) for m in parsed.messages] == [("user", "a"), ("assistant", "b")]
+    assert parsed.warnings == ()
+
+
+def test_a_markdown_rule_before_a_heading_with_parentheses_does_not_split_the_transcript():
+    # '# Summary (draft)' is shaped like a nebius header: the rule above it ended the
+    # transcript, and the turns after it were reported as another one (third audit, finding 4)
+    text = "user: plan it\nassistant: Plan below.\n---\n# Summary (draft)\n- ship v2\n"
+    text += "user: Thanks. Deliver to 900 Pine Avenue.\nassistant: Will do."
+    found = formats_many(text)
+    assert len(found) == 1
+    assert [m.role for m in found[0][1].messages] == ["user", "assistant", "user", "assistant"]
+    assert found[0][1].messages[1].content == "Plan below.\n---\n# Summary (draft)\n- ship v2"
+
+
+def test_a_rule_between_two_headed_transcripts_still_splits_them():
+    # control: the nebius layout, each transcript under its own header
+    text = "# a#0 (m1)\nuser: hi\n---\n# Summary (draft)\nuser: yo\n"
+    assert [i for i, _ in formats_many(text)] == ["a#0", "Summary"]
