@@ -162,7 +162,9 @@ def compile_messages(messages: list, *, token_counter: Any = None, cache: bool =
     if cache and isinstance(messages, list | tuple):
         result, warnings = HISTORIES.compile(list(messages), chosen, chosen.cache_key)
     else:
-        parsed = read_message_list(messages)
+        # The messages die with this call, and every dict it hands back is a new copy:
+        # they need no copy of the caller's lists and dicts of their own.
+        parsed = read_message_list(messages, own=False)
         items = len(messages) if isinstance(messages, list | tuple) else None
         progress = Progress(chosen, by_item=True).extend(parsed.messages, items=items)
         result, warnings = progress.finish(remember=False), parsed.warnings
@@ -218,8 +220,8 @@ def run(messages: tuple[Message, ...], options: Options | None = None, **given) 
 
 
 def _schema(schema: Any) -> Schema | None:
-    if schema is None:
-        return None
+    if schema is None or type(schema) is Schema:  # (asked of every call: spare it a hasattr)
+        return schema
     if hasattr(schema, "schema") and isinstance(schema.schema, Schema):
         return schema.schema
     if not isinstance(schema, str | Path | dict | Schema):

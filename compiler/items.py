@@ -74,13 +74,18 @@ ROLE_NAMES = {
 }
 
 
-def read_message_list(items: list, *, base_line: int = 1, start: int = 0) -> Parsed:
+def read_message_list(
+    items: list, *, base_line: int = 1, start: int = 0, own: bool = True
+) -> Parsed:
     """Read already decoded OpenAI-shaped message dicts; never raises.
 
     Non-dict items are skipped with a warning naming their index; unknown
     roles are read as ``user`` with a warning. With no source text, an
     item's ``line`` is ``base_line + start + index`` (its 1-based number by
     default); ``start`` is the index of ``items[0]`` in a longer history.
+    ``own`` (the default) gives each message its own copy of an item's lists
+    and dicts (``messages.owned``); a caller whose messages die before the
+    items can next change may pass False (see ``parsed_items``).
 
     Example:
         >>> parsed = read_message_list([{"role": "human", "content": "hi"}, 7,
@@ -98,7 +103,7 @@ def read_message_list(items: list, *, base_line: int = 1, start: int = 0) -> Par
         return Parsed((), (ParseWarning(base_line, note),), Format.MESSAGES)
     first = base_line + start
     lines = range(first, first + len(items))
-    return parsed_items(items, lines, indexed("messages", start), Format.MESSAGES)
+    return parsed_items(items, lines, indexed("messages", start), Format.MESSAGES, own=own)
 
 
 def indexed(name: str, start: int = 0) -> Callable[[int], str]:
@@ -111,19 +116,23 @@ def indexed(name: str, start: int = 0) -> Callable[[int], str]:
     return lambda index: f"{name}[{start + index}]"
 
 
-def parsed_items(items, lines, where: Callable[[int], str], fmt: Format) -> Parsed:
+def parsed_items(items, lines, where: Callable[[int], str], fmt: Format, *, own=True) -> Parsed:
     """The items as messages. ``lines`` gives each item's line, ``where(index)`` the name a
-    warning gives it, built only for a warning: most items need none."""
+    warning gives it, built only for a warning: most items need none.
+
+    Without ``own``, each message keeps the item's own lists and dicts as its
+    ``source`` rather than a copy: for a compile whose messages die with it (no history
+    cache), as the caller cannot change the items while it runs, and every dict written
+    out is a new copy anyway (``message_to_dict``)."""
     messages, warnings = [], []
     for index, (item, line) in enumerate(zip(items, lines, strict=True)):
-        message = _plain_item(item, line)
+        message = _plain_item(item, line, own)
         if message is not None:  # the common item: nothing to note but a nameless call
             messages.append(message)
-            if message.tool_calls and not all(call.name for call in message.tool_calls):
-                notes = _call_notes(item, message, where(index))
-                warnings.extend(ParseWarning(line, note) for note in notes)
+            if message.tool_calls:
+                warnings.extend(_nameless_calls(message, line, where, index))
             continue
-        message, notes = _read_item(item, line, index, where)
+        message, notes = _read_item(item, line, index, where, own)
         if message is not None:
             messages.append(message)
         if notes:
@@ -133,12 +142,25 @@ def parsed_items(items, lines, where: Callable[[int], str], fmt: Format) -> Pars
     )
 
 
-def _plain_item(item: Any, line: int) -> Message | None:
-    """The message of an item with a role spelled as a key, text content and no key but
-    those of a plain message (tool calls included); None for any other item
-    (``_read_item`` reads it, to the same message)."""
-    if type(item) is not dict or not _PLAIN_KEYS.issuperset(item):
-        return None
+def _nameless_calls(message: Message, line: int, where, index: int) -> list[ParseWarning]:
+    """``_call_notes`` for a plain item's message, read from its calls: every raw call of
+    a plain item is a dict read as one call, in order, so a call without a name is one
+    whose raw call named no function, and there is nothing else to note."""
+    notes = []
+    for number, call in enumerate(message.tool_calls):
+        if not call.name:
+            note = f"{where(index)}: tool_calls[{number}] names no function"
+            notes.append(build(ParseWarning, line=line, message=note))
+    return notes
+
+
+def _plain_item(item: Any, line: int, own: bool = True) -> Message | None:
+    """The message of an item with a role spelled as a key, text content and no key that
+    links a call another way (SWE-agent's extra keys are kept as they came); None for any
+    other item (``_read_item`` reads it, to the same message). ``own``: as
+    ``parsed_items`` says."""
+    if type(item) is not dict or "tool_call_ids" in item or "function_call" in item:
+        return None  # a call linked another way: _read_item fills the link
     raw, content = item.get("role"), item.get("content")
     role = API_ROLES.get(raw) if type(raw) is str else None
     if role is None or not (content is None or type(content) is str):
@@ -155,11 +177,9 @@ def _plain_item(item: Any, line: int) -> Message | None:
             return None  # an item that is no call: _read_item notes it
     if content is None and not calls:
         return None  # nothing said and nothing called: _read_item notes it
-    # role and content are text: the other values decide whether the source needs a copy
-    raw_calls = item.get("tool_calls")
-    source = (
-        owned_items(item) if _holds_containers(raw_calls, name, call_id) else tuple(item.items())
-    )
+    # most items hold nothing but text: no list or dict of the caller's to copy
+    needs_copy = own and not _TEXT.issuperset(map(type, item.values()))
+    source = owned_items(item) if needs_copy else tuple(item.items())
     return build(  # Message(...), built as frozen.build builds: one per item
         Message,
         role=role,
@@ -172,15 +192,17 @@ def _plain_item(item: Any, line: int) -> Message | None:
     )
 
 
-def _holds_containers(*values) -> bool:
-    """Whether any of ``values`` is a list or dict (``owned_items`` copies those)."""
-    return any(isinstance(value, list | dict) for value in values)
+# values ``owned_items`` would keep as they are, checked without a call for each
+_TEXT = frozenset({str, type(None)})
 
 
-def _read_item(item: Any, line: int, index: int, where) -> tuple[Message | None, list[str]]:
+def _read_item(
+    item: Any, line: int, index: int, where, own: bool = True
+) -> tuple[Message | None, list[str]]:
     """One message dict as a ``Message``, with notes on what was guessed. A mapping that
     is not a dict, or a model object with ``model_dump`` (the message the OpenAI SDK
-    returns, appended to a history as its documentation shows), is read as its dict."""
+    returns, appended to a history as its documentation shows), is read as its dict.
+    ``own``: as ``parsed_items`` says."""
     if not isinstance(item, dict):
         read = as_message_dict(item)
         if read is None:
@@ -196,11 +218,12 @@ def _read_item(item: Any, line: int, index: int, where) -> tuple[Message | None,
     elif API_ROLES.get(raw) != role:  # "human", "bot": written out as the API spells it
         notes = [f"{where(index)}: role {raw!r} is written out as {role!r}"]
     try:
-        message = _linked(message_from_dict(item, role=role, line=line), item)
+        message = _linked(message_from_dict(item, role=role, line=line, own=own), item)
     except (TypeError, ValueError, RecursionError):
         # Only Python values that JSON cannot hold get here.
         note = f"{where(index)}: content or tool calls unreadable; kept without them"
-        return Message(role, None, source=owned_items(item), line=line), [*notes, note]
+        source = owned_items(item) if own else tuple(item.items())
+        return Message(role, None, source=source, line=line), [*notes, note]
     return message, [*notes, *_call_notes(item, message, where(index))]
 
 
@@ -255,9 +278,6 @@ def as_message_dict(item: Any) -> dict | None:
     return None
 
 
-# An item with no other keys (and text content) needs nothing but its fields read: no
-# call links to fill (``_linked``), no role or content to note.
-_PLAIN_KEYS = frozenset({"role", "content", "name", "tool_call_id", "tool_calls"})
 _MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "function_call"})
 
 

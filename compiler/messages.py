@@ -96,20 +96,24 @@ def owned(value: Any) -> Any:
         >>> copy == parts, copy is parts, copy[0] is parts[0], copy[0]["text"] is parts[0]["text"]
         (True, False, False, True)
     """
+    # text, most of what a message holds, is shared without a call for each string
     if isinstance(value, list):
-        return [owned(item) for item in value]
+        return [item if type(item) is str else owned(item) for item in value]
     if isinstance(value, dict):
-        return {key: owned(item) for key, item in value.items()}
+        return {key: item if type(item) is str else owned(item) for key, item in value.items()}
     return value
 
 
 def owned_items(item: dict) -> tuple:
     """A message dict's items, each value ``owned``: what a ``Message`` keeps as ``source``."""
-    return tuple((key, owned(value)) for key, value in item.items())
+    return tuple((key, v if type(v) is str else owned(v)) for key, v in item.items())
 
 
-def message_from_dict(item: dict, *, role: str | None = None, line: int | None = None) -> Message:
-    """Read one OpenAI-shaped message dict; ``role`` overrides an unknown one.
+def message_from_dict(
+    item: dict, *, role: str | None = None, line: int | None = None, own: bool = True
+) -> Message:
+    """Read one OpenAI-shaped message dict; ``role`` overrides an unknown one. ``own``: the
+    message keeps its own copy of the dict's lists and dicts (see ``items.parsed_items``).
 
     Example:
         >>> m = message_from_dict({"role": "assistant", "content": None,
@@ -130,7 +134,7 @@ def message_from_dict(item: dict, *, role: str | None = None, line: int | None =
         name=name if isinstance(name, str) else None,
         tool_call_id=call_id if isinstance(call_id, str) else None,
         tool_calls=tool_calls_from(item.get("tool_calls")),
-        source=owned_items(item),
+        source=owned_items(item) if own else tuple(item.items()),
         line=line,
     )
 
@@ -233,18 +237,19 @@ def message_to_dict(message: Message) -> dict:
         {'role': 'tool', 'content': 'ok', 'tool_call_ids': ['c1'], 'tool_call_id': 'c1'}
     """
     if message.source:
-        out = dict(message.source)
+        # each list and dict copied as it is read: whatever is built from them below
+        # (other content parts kept beside new text) is then new throughout
+        out = {key: value if type(value) is str else owned(value) for key, value in message.source}
         role = out.get("role")
         if not isinstance(role, str) or API_ROLES.get(role) != message.role:
             out["role"] = message.role
-        touched = "content" in out or message.content is not None
-        if touched and not _same_content(out.get("content"), message.content):
-            out["content"] = _with_other_parts(out.get("content"), message.content)
+        original, content = out.get("content"), message.content
+        # text passed through unchanged is the very string read: nothing to compare
+        touched = original is not content and ("content" in out or content is not None)
+        if touched and not _same_content(original, content):
+            out["content"] = _with_other_parts(original, content)
         if message.tool_call_id is not None and "tool_call_id" not in out:
             out["tool_call_id"] = message.tool_call_id  # linked from another spelling
-        for key, value in out.items():  # ``out`` is new: only the containers in it are not
-            if isinstance(value, list | dict):
-                out[key] = owned(value)
         return out
     out: dict[str, Any] = {"role": message.role, "content": message.content}
     if message.name is not None:
