@@ -300,7 +300,10 @@ def _with_long_strings_cut(value: Any) -> _Draft | None:
             return [cut(child) for child in node]
         return node
 
-    shortened = cut(value)
+    try:
+        shortened = cut(value)
+    except RecursionError:  # nested deeper than the stack allows: left as plain JSON
+        return None
     if not drafts:
         return None
     return _Draft(

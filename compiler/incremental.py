@@ -56,9 +56,12 @@ def _freeze(value):
     exact for the JSON values messages hold; anything else keys by identity, held
     (``_Pinned``) so that no other object can take its address while the key lives."""
     if value is None or isinstance(value, str | int | float | bool | list | dict | tuple):
-        text = repr(value)
-        if "nan" not in text or not _has_nan(value):
-            return (type(value).__name__, text)
+        try:
+            text = repr(value)
+            if "nan" not in text or not _has_nan(value):
+                return (type(value).__name__, text)
+        except RecursionError:  # too deep to write out: keyed as an object, by identity
+            pass
     return ("<object>", _Pinned(value))
 
 

@@ -96,12 +96,50 @@ def owned(value: Any) -> Any:
         >>> copy == parts, copy is parts, copy[0] is parts[0], copy[0]["text"] is parts[0]["text"]
         (True, False, False, True)
     """
+    try:
+        return _owned(value)
+    except RecursionError:  # nested deeper than the stack allows: copied without recursion
+        return _owned_deep(value)
+
+
+def _owned(value: Any) -> Any:
     # text, most of what a message holds, is shared without a call for each string
     if isinstance(value, list):
-        return [item if type(item) is str else owned(item) for item in value]
+        return [item if type(item) is str else _owned(item) for item in value]
     if isinstance(value, dict):
-        return {key: item if type(item) is str else owned(item) for key, item in value.items()}
+        return {key: item if type(item) is str else _owned(item) for key, item in value.items()}
     return value
+
+
+def _owned_deep(value: Any) -> Any:
+    """``owned`` with a list of containers still to fill instead of the call stack, for a
+    value as deep as ``json.loads`` reads (which two frames a level would overflow).
+
+    Example:
+        >>> deep = []
+        >>> for _ in range(5000):
+        ...     deep = [deep]
+        >>> copy = _owned_deep(deep)
+        >>> copy is not deep and copy[0] is not deep[0]
+        True
+    """
+    if not isinstance(value, list | dict):
+        return value
+    top = [] if isinstance(value, list) else {}
+    todo = [(value, top)]
+    while todo:
+        source, copy = todo.pop()
+        pairs = enumerate(source) if isinstance(source, list) else source.items()
+        for key, item in pairs:
+            if isinstance(item, list | dict):
+                item_copy = [] if isinstance(item, list) else {}
+                todo.append((item, item_copy))
+                item = item_copy
+            if isinstance(copy, list):
+                copy.append(item)
+            else:
+                copy[key] = item
+    return top
 
 
 def owned_items(item: dict) -> tuple:
