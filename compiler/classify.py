@@ -42,6 +42,9 @@ _START_MARKERS = re.compile(
     )""",
     re.VERBOSE,
 )
+# The characters a marker above opens with (tests/test_speed_c_classify.py derives them
+# from the pattern); "" never matches them.
+_START_CHARS = frozenset("[FNMYETPdU=")
 # The shell footer SWE-agent appends to every observation.
 _FOOTER = re.compile(
     r"\(Open file: [^\n]*\)\s*\n\s*\(Current directory: [^\n]*\)\s*(?:\n\s*bash-\$\s*)?\Z"
@@ -49,6 +52,7 @@ _FOOTER = re.compile(
 _TAIL_CHARS = 400
 _FENCE = re.compile(r"```")
 _NUMBERED_LINE = re.compile(r"\s*\d+[:|]")
+_SPLIT_CHARS = 4096  # a text up to this long is split to find its lines (_mostly_numbered)
 
 _MENU_MARKERS = re.compile(
     r"^\W*(?:Option\s+\d+\s*:|\*\*Flight\s+\d+:?\*\*|Flight\s+\d+\s*:|Available\s+Seats\s*:)",
@@ -121,7 +125,7 @@ def looks_like_machine_output(text: str) -> bool:
     stripped = text.strip()
     if not stripped:
         return False
-    if _starts_like_output(stripped) or _FOOTER.search(stripped[-_TAIL_CHARS:]):
+    if _starts_like_output(stripped) or _ends_in_footer(stripped):
         return True
     at = text.find("Traceback (most recent call last):")
     if at >= 0 and not _inside_fence(text, at):
@@ -131,33 +135,53 @@ def looks_like_machine_output(text: str) -> bool:
 
 def _starts_like_output(stripped: str) -> bool:
     stripped = stripped.lstrip()
-    if stripped[:1] in ("[", "{") and _is_json(stripped):
+    first = stripped[:1]
+    if first in ("[", "{") and _is_json(stripped):
         return True
-    return bool(_START_MARKERS.match(stripped))
+    # after ``lstrip`` (the whitespace ``\s*`` takes) a marker can only open with one of
+    # these: a failed match of the whole alternation costs several times this check
+    return first in _START_CHARS and _START_MARKERS.match(stripped) is not None
+
+
+def _ends_in_footer(stripped: str) -> bool:
+    """Whether a stripped text ends in the shell footer. The footer's last character that
+    is not whitespace closes "(Current directory: …)" or the "bash-$" prompt, so a text
+    ending in anything else is passed over without copying and searching its tail.
+
+    Example:
+        >>> _ends_in_footer("ok\\n(Open file: n/a)\\n(Current directory: /repo)\\nbash-$")
+        True
+        >>> _ends_in_footer("(Open file: n/a)\\n(Current directory: /repo) and more")
+        False
+    """
+    return stripped[-1:] in (")", "$") and _FOOTER.search(stripped[-_TAIL_CHARS:]) is not None
 
 
 def _mostly_numbered(stripped: str) -> bool:
     """A source listing: most of its first 20 lines start with a line number. Only
-    those lines are looked at (``count`` and ``split`` would read all of a long text),
-    and the count stops once it is decided either way."""
-    ends = []  # where each of the first 20 lines ends
-    at = stripped.find("\n")
-    while at >= 0 and len(ends) < 20:
-        ends.append(at)
-        at = stripped.find("\n", at + 1)
-    if len(ends) < 7:
-        return False  # fewer than 8 lines
-    if len(ends) < 20:
-        ends.append(len(stripped))  # the last line runs to the end
-    lines, numbered, begin = len(ends), 0, 0
-    for index, end in enumerate(ends):
-        if _NUMBERED_LINE.match(stripped, begin, end):
+    those lines are looked at, and the count stops once it is decided either way."""
+    if len(stripped) <= _SPLIT_CHARS:  # one split in C, where a walk took a call per line
+        lines = stripped.split("\n", 20)
+        if len(lines) < 8:
+            return False
+        del lines[20:]  # (the rest of the text, past the 20th newline)
+    else:  # a long text: walked to its 20th newline, so that only its lines are split off
+        ends = []  # where each of the first 20 lines ends
+        at = stripped.find("\n")
+        while at >= 0 and len(ends) < 20:
+            ends.append(at)
+            at = stripped.find("\n", at + 1)
+        if len(ends) < 7:
+            return False  # fewer than 8 lines
+        lines = (stripped[: ends[19]] if len(ends) == 20 else stripped).split("\n")
+    total, numbered = len(lines), 0
+    for index, line in enumerate(lines):
+        if _NUMBERED_LINE.match(line):
             numbered += 1
-            if numbered * 2 >= lines:
+            if numbered * 2 >= total:
                 return True
-        elif (numbered + lines - index - 1) * 2 < lines:
+        elif (numbered + total - index - 1) * 2 < total:
             return False  # too few lines left to make half
-        begin = end + 1
     return False
 
 

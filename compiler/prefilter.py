@@ -97,10 +97,11 @@ def checking_order(clauses: Clauses) -> Checks:
         >>> checking_order((frozenset({"street", "st", "in", "road"}), frozenset({"$"})))
         (('in', 'st', 'road'), ('$',))
     """
-    return tuple(
+    ordered = (
         tuple(sorted(_reduced(clause), key=lambda literal: (len(literal), literal)))
         for clause in clauses
     )
+    return tuple(dict.fromkeys(ordered))  # (two clauses may reduce to one)
 
 
 def _reduced(clause: frozenset[str]) -> list[str]:
@@ -134,8 +135,13 @@ def _node(op, arg) -> list[frozenset[str]]:
     if op is _c.SUBPATTERN:
         return _clauses(list(arg[-1]))
     if op is _c.BRANCH:
-        need = _union(_best(_clauses(list(branch))) for branch in arg[1])
-        return [need] if need else []
+        alternatives = [_clauses(list(branch)) for branch in arg[1]]
+        # a clause every alternative needs (the digits of "May 5" and of "2024-05-05"),
+        # then one naming each alternative's most selective literals
+        first, *others = alternatives
+        shared = [c for c in dict.fromkeys(first) if all(c in other for other in others)]
+        need = _union(_best(clauses) for clauses in alternatives)
+        return [*shared, need] if need and need not in shared else shared
     if op in (_c.MAX_REPEAT, _c.MIN_REPEAT, getattr(_c, "POSSESSIVE_REPEAT", None)):
         low, _high, body = arg
         return _clauses(list(body)) if low >= 1 else []
@@ -374,6 +380,8 @@ def starts_of(
 ) -> list[int]:
     """``candidate_starts``, none at or past ``before`` (the text's start included), for
     the read path's inner loop: one frame per call, ``word_char`` tested in line.
+    ``literals`` are leading literals (``leading_literals``): none starts with another,
+    so no two begin at one position and their starts need sorting, not a set.
 
     Example:
         >>> starts_of("in bin to", frozenset({"in", "to"}), "in bin to", None, word_char)
@@ -381,10 +389,10 @@ def starts_of(
     """
     found = []
     word = after is word_char
+    at_start = False  # TEXT_START is asked: 0 is a start, whatever else begins there
     for literal in literals:
         if literal == TEXT_START:
-            if before is None or before > 0:
-                found.append(0)
+            at_start = before is None or before > 0
             continue
         stop = None if before is None else before + len(literal) - 1
         at = folded.find(literal, 0, stop)
@@ -398,7 +406,11 @@ def starts_of(
             elif not after(text[at - 1]):
                 found.append(at)
             at = folded.find(literal, at + 1, stop)
-    return found if len(literals) == 1 else sorted(set(found))
+    if len(literals) > 1:
+        found.sort()
+    if at_start and (not found or found[0]):
+        found.insert(0, 0)
+    return found
 
 
 def anchored_finditer(

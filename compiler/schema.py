@@ -28,6 +28,7 @@ from typing import Any
 
 from compiler.errors import SchemaError
 from compiler.prefilter import (
+    TEXT_START,
     Checks,
     checking_order,
     leading_literals,
@@ -100,19 +101,40 @@ class Slot:
 
     @cached_property
     def readers(self) -> tuple[tuple[re.Pattern, tuple, frozenset[str] | None, Any], ...]:
-        """Per pattern: the clauses it needs beyond the gate, its leading literals, and,
-        when its matches start only where a word starts (``word_bounded``), ``word_char``:
-        no match starts right after one."""
+        """Per pattern: the clauses it needs beyond the gate and its leading literals
+        (``_implied``), its leading literals, and, when its matches start only where a word
+        starts (``word_bounded``), ``word_char``: no match starts right after one."""
         gate = set(self.gate)
         return tuple(
             (
                 pattern,
-                _fewest_first(checking_order(tuple(c for c in need if c not in gate))),
+                _fewest_first(
+                    checking_order(
+                        tuple(c for c in need if c not in gate and not _implied(c, lead))
+                    )
+                ),
                 lead,
                 word_char if word_bounded(pattern, lead) else None,
             )
             for pattern, need, lead in zip(self.patterns, self.needs, self.leads, strict=True)
         )
+
+
+def _implied(clause: frozenset[str], lead: frozenset[str] | None) -> bool:
+    """Whether each of a pattern's leading literals holds a literal of ``clause``: a text
+    that misses the clause holds none of them, so the scan for where they begin finds
+    nothing there, and checking the clause first would only repeat that work for a text
+    that has it.
+
+    Example:
+        >>> _implied(frozenset({"from"}), frozenset({"from"}))
+        True
+        >>> _implied(frozenset({"to"}), frozenset({"from"})), _implied(frozenset({"a"}), None)
+        (False, False)
+    """
+    if not lead or TEXT_START in lead:
+        return False
+    return all(any(literal in leading for literal in clause) for leading in lead)
 
 
 def _fewest_first(checks: Checks) -> Checks:
