@@ -591,13 +591,29 @@ def _is_long_text(body: str) -> bool:
 # Expected:, Received:), cargo (... FAILED, panicked at), Java (Caused by:, Exception in
 # thread, an exception's own line), Python (an ExceptionGroup's line), and an error line
 # as compilers and tools write it.
-_FAILURE_LINE = re.compile(
+_FAILURE_AT_START = (
     r"[ \t]*(?:--- FAIL\b|FAIL\b|FAILED\b|ERROR\b|Caused by:|Exception in thread\b|● "
     r"|Expected:|Received:|[\w./-]+_test\.go:\d+:"
     r"|[\w.$]*(?:Error|Exception|ExceptionGroup)(?::|\s*$)|error(?:\[\w+\])?:)"
-    r"|.*(?:\.\.\. FAILED\b|\bpanicked at\b)"
 )
+_FAILURE_INSIDE = r".*(?:\.\.\. FAILED\b|\bpanicked at\b)"
+_FAILURE_LINE = re.compile(_FAILURE_AT_START + "|" + _FAILURE_INSIDE)
+_FAILURE_START = re.compile(_FAILURE_AT_START)
+_FAILURE_WORDS = ("... FAILED", "panicked at")  # what _FAILURE_INSIDE looks for
 FAILURE_LINES = 20  # at most this many failure lines are kept beyond the head and tail
+
+
+def _is_failure_line(piece: str) -> bool:
+    """Whether ``_FAILURE_LINE`` matches ``piece``. Its last branch (``.*``, then the words)
+    is tried at every place in the piece, so it is only tried where those words are.
+
+    Example:
+        >>> _is_failure_line("test tests::parse ... FAILED"), _is_failure_line("ok ... ok")
+        (True, False)
+    """
+    if _FAILURE_START.match(piece) is not None:
+        return True
+    return any(word in piece for word in _FAILURE_WORDS) and _FAILURE_LINE.match(piece) is not None
 
 
 def _compact_long_text(body: str) -> _Draft:
@@ -607,7 +623,7 @@ def _compact_long_text(body: str) -> _Draft:
     units, failures = [], 0
     for index, (piece, flag) in enumerate(zip(pieces, _flagged(body, pieces), strict=True)):
         keep = index < head or index >= max(head, tail) or flag
-        if not keep and failures < FAILURE_LINES and _FAILURE_LINE.match(piece):
+        if not keep and failures < FAILURE_LINES and _is_failure_line(piece):
             keep, failures = True, failures + 1  # a failure mid-run: why the run failed
         units.append(_Unit(piece, keep=keep, safety=flag))
     return _draft(units, _emit_gaps(units, _chars_marker))

@@ -97,10 +97,17 @@ def compact_json(
 # A float literal that may not survive float() has 16+ digits or an exponent. The text
 # is searched for those with digits and points mapped to NUL (bytes.translate and ``in``
 # run in C; a regular expression trying a class at every position costs several times
-# more), and only the literals of a text that has one are read.
-_NUMERAL = bytes.maketrans(b"0123456789.", b"\0" * 11)
-_LONG_RUN, _EXPONENTS = b"\0" * 17, (b"\0e", b"\0E")
+# more), and only the literals of the runs of number characters that hold one are read
+# (ids such as "9J3E5I" put a digit before an "E" in many payloads, whose other numbers
+# need no reading). Each other character is mapped to one byte, so offsets stay true,
+# and "E" to "e", so one search finds an exponent.
+_NUMERAL = bytes.maketrans(b"0123456789.E", b"\0" * 11 + b"e")
+_LONG_RUN, _EXPONENT = b"\0" * 17, b"\0e"
+_SUSPECT = re.compile(b"\0(?:e|\0{16})")
 _FLOAT = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+# the characters a _FLOAT match is made of: a match never spans any other
+_NUMBER_CHARS = frozenset("+-.0123456789eE")
+_NUMBER_RUN = re.compile(r"[-+.0-9eE]+")
 
 
 def exact_numbers(text: str) -> bool:
@@ -114,11 +121,32 @@ def exact_numbers(text: str) -> bool:
         True
         >>> exact_numbers('{"balance": 12345678901234567.89}'), exact_numbers('[1e400]')
         (False, False)
+        >>> exact_numbers('{"ids": ["9J3E5I", "1e400"], "pi": 3.14159265358979323}')
+        False
     """
-    mapped = text.encode("utf-8", "surrogatepass").translate(_NUMERAL)
-    if _LONG_RUN not in mapped and not any(e in mapped for e in _EXPONENTS):
+    mapped = text.encode("ascii", "replace").translate(_NUMERAL)
+    if _EXPONENT not in mapped and _LONG_RUN not in mapped:
         return True
-    for match in _FLOAT.finditer(text):
+    # A literal that may be inexact holds a suspect (a digit or point before an exponent,
+    # or 17 in a row), so only the runs of number characters around one are read; a run
+    # ends at a character no literal holds, so its literals are those a scan of the whole
+    # text finds there.
+    end = 0
+    for suspect in _SUSPECT.finditer(mapped):
+        start = suspect.start()
+        if start < end:
+            continue  # in the run read already
+        while start > end and text[start - 1] in _NUMBER_CHARS:
+            start -= 1
+        end = _NUMBER_RUN.match(text, suspect.start()).end()
+        if not _exact_literals(text, start, end):
+            return False
+    return True
+
+
+def _exact_literals(text: str, start: int, end: int) -> bool:
+    """Whether every float literal between ``start`` and ``end`` is read exactly."""
+    for match in _FLOAT.finditer(text, start, end):
         literal = match.group()
         if literal.lstrip("-").isdigit() or (len(literal) <= 16 and "e" not in literal.lower()):
             continue  # an integer, or at most 15 digits: read exactly

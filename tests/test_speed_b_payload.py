@@ -1,0 +1,60 @@
+"""The shortcuts in payload compaction answer as the plain scans they stand in for."""
+
+from __future__ import annotations
+
+import math
+import random
+from decimal import Decimal
+
+from compiler.compact import _FAILURE_LINE, _is_failure_line
+from compiler.compact_json import _FLOAT, exact_numbers
+
+
+def _exact_by_reading_every_literal(text: str) -> bool:
+    """``exact_numbers`` the plain way: every float literal of the text read."""
+    for match in _FLOAT.finditer(text):
+        literal = match.group()
+        if literal.lstrip("-").isdigit() or (len(literal) <= 16 and "e" not in literal.lower()):
+            continue
+        number = float(literal)
+        if not math.isfinite(number) or Decimal(repr(number)) != Decimal(literal):
+            return False
+    return True
+
+
+def _outcome(check, text: str):
+    try:
+        return check(text)
+    except ArithmeticError as error:  # (a literal such as 0e999999999999999999 raises)
+        return type(error)
+
+
+def test_it_finds_an_inexact_number_among_ids_that_look_like_exponents():
+    text = '{"ids": ["9J3E5I", "3EMQJ"], "n": 4, "pi": 3.14159265358979323846}'
+    assert exact_numbers(text) is False
+
+
+def test_it_keeps_numbers_exact_when_only_ids_look_like_exponents():
+    assert exact_numbers('{"ids": ["9J3E5I", "N1EBKX"], "price": 10.50, "n": 7}') is True
+
+
+def test_it_reads_the_offsets_of_a_text_with_other_scripts_as_characters():
+    assert exact_numbers('{"é": "ü€", "x": 12345678901234567.89}') is False
+    assert exact_numbers('{"é": "ü€\ud800", "x": 1.5e3}') is True
+
+
+def test_it_answers_as_reading_every_literal_on_random_texts():
+    rnd = random.Random(7)
+    alphabet = "0123456789" * 3 + '.eE-+ x",é'
+    for _ in range(20000):
+        text = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 60)))
+        assert _outcome(exact_numbers, text) == _outcome(_exact_by_reading_every_literal, text)
+
+
+def test_a_failure_line_is_found_as_the_whole_pattern_finds_it():
+    rnd = random.Random(11)
+    words = ["... FAILED", "panicked at", "FAIL", "Error", "error:", "x", " ", "\t", "ok"]
+    words += ["--- FAIL", "a_test.go:1:", "Exception", "\n", "FAILED", "Caused by:", "●", "."]
+    for _ in range(20000):
+        piece = "".join(rnd.choice(words) for _ in range(rnd.randint(0, 8)))
+        assert _is_failure_line(piece) == (_FAILURE_LINE.match(piece) is not None)
