@@ -151,7 +151,10 @@ def _exact_literals(text: str, start: int, end: int) -> bool:
         if literal.lstrip("-").isdigit() or (len(literal) <= 16 and "e" not in literal.lower()):
             continue  # an integer, or at most 15 digits: read exactly
         number = float(literal)
-        if not math.isfinite(number) or Decimal(repr(number)) != Decimal(literal):
+        try:
+            if not math.isfinite(number) or Decimal(repr(number)) != Decimal(literal):
+                return False
+        except ArithmeticError:  # an exponent past Decimal's range (0e99999999999999999999)
             return False
     return True
 
