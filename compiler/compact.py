@@ -67,6 +67,7 @@ LISTING_HEAD_ROWS = 10
 LISTING_MIN_ROWS = 12
 HEAD_FRAMES = 1
 TAIL_FRAMES = 2
+PROJECT_FRAMES = 20  # frames of the project's own code kept, nearest the error first
 DIFF_CHANGED_LINES = 200
 
 
@@ -539,11 +540,39 @@ def _frames(lines: list[str], flags: list[bool], i: int) -> tuple[list[tuple[str
 
 
 def _frame_units(frames: list[tuple[str, bool]]) -> list[_Unit]:
+    """The frames as units: the outermost and the innermost kept, those a safety match
+    touches, and up to ``PROJECT_FRAMES`` of the project's own code, nearest the error
+    first. Those are where the fix goes (``providers/memset.py, line 26``); the frames
+    of installed packages and of Python itself are the ones left out."""
+    own = PROJECT_FRAMES
     units = []
-    for index, (frame, flag) in enumerate(frames):
-        edge = index < HEAD_FRAMES or index >= len(frames) - TAIL_FRAMES
-        units.append(_Unit(frame, keep=edge or flag, safety=flag))
-    return units
+    for index in range(len(frames) - 1, -1, -1):
+        frame, flag = frames[index]
+        keep = flag or index < HEAD_FRAMES or index >= len(frames) - TAIL_FRAMES
+        if not keep and own and _project_frame(frame):
+            keep, own = True, own - 1
+        units.append(_Unit(frame, keep=keep, safety=flag))
+    return units[::-1]
+
+
+_FRAME_PATH = re.compile(r'\s+File "([^"]*)"')
+# where installed packages and Python's own modules live
+_LIBRARY = re.compile(
+    r"site-packages|dist-packages|[/\\]lib[/\\]python|<frozen |node_modules|^/usr/lib/"
+)
+
+
+def _project_frame(frame: str) -> bool:
+    """Whether a Python frame runs a file of the project rather than a library's.
+
+    Example:
+        >>> _project_frame('  File "/lexicon/lexicon/providers/memset.py", line 26, in auth')
+        True
+        >>> _project_frame('  File "/opt/env/lib/python3.9/site-packages/requests/models.py"')
+        False
+    """
+    match = _FRAME_PATH.match(frame)
+    return match is not None and _LIBRARY.search(match[1]) is None
 
 
 def _frames_marker(gap: list[_Unit]) -> str:

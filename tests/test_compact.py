@@ -281,19 +281,44 @@ def test_it_keeps_the_failures_and_verdict_of_unittest_output():
     assert "test_item_30" not in result.text
 
 
-def test_it_keeps_the_first_and_last_two_frames_of_a_stack_trace():
+def test_it_keeps_every_frame_of_the_projects_own_code_in_a_stack_trace():
+    # the four middle frames are the project's (cli.py, client.py, memset.py line 26,
+    # base.py): they were omitted, and the agent went on to open memset.py at line 26
     result = compact_case("nebius_traceback")
-    assert result.shape == "stack_trace"
-    assert 'lexicon/bin/lexicon", line 33' in result.text
+    for frame in ("lexicon/bin/lexicon", "cli.py", "client.py", 'memset.py", line 26'):
+        assert frame in result.text
     assert 'memset.py", line 144' in result.text
     assert 'requests/models.py", line 1024' in result.text
-    assert "cli.py" not in result.text
-    assert "[… 4 frames omitted (truncated=true) …]" in result.text
-    assert "requests.exceptions.HTTPError: 403" in result.text
+    assert "frames omitted" not in result.text
+    assert result.text == read("nebius_traceback.txt")
+
+
+def test_it_keeps_the_first_and_last_two_frames_and_omits_the_libraries_between():
+    library = '  File "/srv/env/lib/python3.11/site-packages/django/{0}.py", line {1}, in f{1}\n'
+    frames = '  File "/srv/app/manage.py", line 22, in <module>\n    main()\n'
+    frames += "".join(library.format(name, n) + "    x()\n" for n, name in enumerate("abcd"))
+    frames += '  File "/srv/app/shop/views.py", line 9, in cart\n    total = price / count\n'
+    result = compact(
+        f"Traceback (most recent call last):\n{frames}ZeroDivisionError: division by zero\n"
+    )
+    assert result.shape == "stack_trace"
+    assert "manage.py" in result.text and "shop/views.py" in result.text
+    assert "django/d.py" in result.text  # the last two frames, whatever their code
+    assert "django/a.py" not in result.text and "django/c.py" not in result.text
+    assert "[… 3 frames omitted (truncated=true) …]" in result.text
+
+
+def test_it_keeps_at_most_twenty_frames_of_the_projects_code_nearest_the_error():
+    frame = '  File "/app/rec.py", line {0}, in f{0}\n    f{1}()\n'
+    frames = "".join(frame.format(i, i + 1) for i in range(60))
+    result = compact(f"Traceback (most recent call last):\n{frames}RecursionError: too deep\n")
+    kept = [n for n in range(60) if f"line {n}," in result.text]
+    assert kept == [0, *range(38, 60)]  # the first, twenty, and the last two
+    assert "[… 37 frames omitted (truncated=true) …]" in result.text
 
 
 def test_it_keeps_a_warning_frame_in_the_middle_of_a_stack_trace():
-    frame = '  File "/app/m{0}.py", line {0}, in f{0}\n    f{1}()\n'
+    frame = '  File "/usr/lib/python3/m{0}.py", line {0}, in f{0}\n    f{1}()\n'
     frames = "".join(frame.format(i, i + 1) for i in range(9))
     frames = frames.replace("f4()", "warn_user()")
     result = compact(f"Traceback (most recent call last):\n{frames}ValueError: bad\n")
