@@ -302,10 +302,38 @@ class _Doc:
                 key, pos = _DECODER.raw_decode(text, pos)
                 pos = skip.match(text, skip.match(text, pos).end() + 1).end()
             yield key, pos
-            _, pos = _DECODER.raw_decode(text, pos)
-            pos = skip.match(text, pos).end()
+            pos = skip.match(text, _value_end(text, pos)).end()
             if text[pos] == ",":
                 pos = skip.match(text, pos + 1).end()
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET = re.compile(r'["\[\]{}]')
+
+
+def _value_end(text: str, pos: int) -> int:
+    """Where the JSON value starting at ``pos`` of a text that decoded ends. The decoder
+    says, unless the value is nested deeper than the stack left here allows (the text was
+    read higher up it): then its brackets are counted, strings stepped over.
+
+    Example:
+        >>> text = '[' * 3000 + '"]"' + ']' * 3000 + ', 1'
+        >>> _value_end(text, 0) == len(text) - 3
+        True
+    """
+    try:
+        return _DECODER.raw_decode(text, pos)[1]
+    except RecursionError:
+        depth, at = 0, pos
+        while True:
+            found = _BRACKET.search(text, at)
+            if found.group() == '"':
+                at = _STRING.match(text, found.start()).end()
+                continue
+            depth += 1 if found.group() in "[{" else -1
+            at = found.end()
+            if depth == 0:
+                return at
 
 
 def _json_entries(value: Any, doc: _Doc, start: int) -> list[_Entry]:

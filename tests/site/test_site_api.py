@@ -173,6 +173,18 @@ def test_it_answers_broken_json_inside_a_transcript_with_its_position(api_client
     assert body["parse_warnings"][0].startswith("line 1: not valid JSON")
 
 
+@pytest.mark.parametrize("depth", [600, 900])
+def test_it_compiles_json_nested_as_deep_as_json_reads_it(client, depth):
+    # the compiler raised RecursionError at a depth of about 500: a 1.2 KB paste was a 500
+    nested = "[" * depth + "]" * depth
+    transcript = '[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok", '
+    transcript += f'"meta": {nested}}}]'
+    for body in ({"transcript": transcript}, {"messages": json.loads(transcript)}):
+        response = post(client, "/api/compile", body)
+        assert response.status_code == 200, response.content[:200]
+        assert response.json()["telemetry"]["messages_in"] == 2
+
+
 def test_it_names_an_unknown_schema(api_client):
     response = api_client.post("/compile", json={"transcript": "user: hi", "entity_schema": "x"})
     assert response.status_code == 422
