@@ -156,20 +156,40 @@ def strip_blocks_in_arguments(arguments: str) -> tuple[str, int]:
         >>> strip_blocks_in_arguments('{"contextgc-state": {"assert": {"x": "1"}}, "cmd": "ls"}')
         ('{"cmd": "ls"}', 1)
         >>> strip_blocks_in_arguments('{"note": "hi <contextgc-state>{}</contextgc-state>"}')
-        ('{"note": "hi "}', 1)
+        ('{"note": "hi"}', 1)
         >>> strip_blocks_in_arguments('{"n": 1.10, "contextgc-state": {}, "n": 1e400}')
         ('{"n": 1.10, "n": 1e400}', 1)
+        >>> strip_blocks_in_arguments('{"pattern": "contextgc-state {}", "b": 1}')
+        ('{"pattern": "", "b": 1}', 1)
     """
-    stripped, removed = strip_blocks(arguments)
-    if not removed or _is_json(stripped) or not _is_json(arguments):
-        return stripped, removed
+    if _MARK not in arguments.lower():
+        return arguments, 0
+    if not _is_json(arguments):
+        return strip_blocks(arguments)
     try:
-        cuts = _member_cuts(arguments)
+        cuts, members = _member_cuts(arguments)
+        kept = "".join(arguments[a:b] for a, b in _between(cuts, len(arguments)))
+        kept, inside = _strip_strings(kept)
     except (ValueError, RecursionError, IndexError):
-        return stripped, removed  # not walked: the markup goes, as in any other text
-    kept = "".join(arguments[a:b] for a, b in _between(cuts, len(arguments)))
-    kept, inside = strip_blocks(kept)
-    return kept, len(cuts) + inside
+        return strip_blocks(arguments)  # not walked: the markup goes, as in any other text
+    return kept, members + inside
+
+
+def _strip_strings(text: str) -> tuple[str, int]:
+    """A JSON text with ``strip_blocks`` applied inside each string that holds the mark,
+    the string written again as JSON; nothing outside strings is touched. (Cut as plain
+    text, ``{"pattern": "contextgc-state {}"}`` lost its closing quote.)"""
+    removed = 0
+
+    def strip(token: re.Match) -> str:
+        nonlocal removed
+        if _MARK not in token.group().lower():
+            return token.group()
+        value, count = strip_blocks(json.loads(token.group()))
+        removed += count
+        return json.dumps(value, ensure_ascii=False) if count else token.group()
+
+    return _STRING.sub(strip, text), removed
 
 
 def _is_json(text: str) -> bool:
@@ -181,15 +201,18 @@ def _is_json(text: str) -> bool:
 
 
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)  # in valid JSON, quotes open strings
 _DECODER = json.JSONDecoder()
 
 
-def _member_cuts(text: str) -> list[tuple[int, int]]:
+def _member_cuts(text: str) -> tuple[list[tuple[int, int]], int]:
     """Where the members named for a block stand in a JSON text, each span with the comma
-    that joins it to a kept neighbour (all of them, if no member is kept), in text order.
-    Containers are walked from a list of their positions, not by recursion, and a value
-    is skipped by decoding it, so any nesting the decoder reads is walked."""
+    that joins it to a kept neighbour (all of them, if no member is kept), in text order;
+    and how many members they hold. Containers are walked from a list of their positions,
+    not by recursion, and a value is skipped by decoding it, so any nesting the decoder
+    reads is walked."""
     cuts: list[tuple[int, int]] = []
+    count = 0
     todo = [_JSON_SPACE.match(text).end()]
     while todo:
         pos = todo.pop()
@@ -213,7 +236,8 @@ def _member_cuts(text: str) -> list[tuple[int, int]]:
             if text[i] == ",":
                 i = _JSON_SPACE.match(text, i + 1).end()
         cuts += _named_runs(members)
-    return sorted(cuts)
+        count += sum(1 for *_, is_named in members if is_named)
+    return sorted(cuts), count
 
 
 def _named_runs(members: list[tuple[int, int, bool]]) -> list[tuple[int, int]]:
