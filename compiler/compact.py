@@ -556,9 +556,11 @@ def _frame_units(frames: list[tuple[str, bool]]) -> list[_Unit]:
 
 
 _FRAME_PATH = re.compile(r'\s+File "([^"]*)"')
-# where installed packages and Python's own modules live
+# where installed packages and Python's own modules live: a Windows install keeps the
+# standard library in <prefix>\Lib\
 _LIBRARY = re.compile(
-    r"site-packages|dist-packages|[/\\]lib[/\\]python|<frozen |node_modules|^/usr/lib/"
+    r"(?i:site-packages|dist-packages|[/\\]lib[/\\]python|<frozen |node_modules|^/usr/lib/)"
+    r"|\\Lib\\"
 )
 
 
@@ -569,6 +571,8 @@ def _project_frame(frame: str) -> bool:
         >>> _project_frame('  File "/lexicon/lexicon/providers/memset.py", line 26, in auth')
         True
         >>> _project_frame('  File "/opt/env/lib/python3.9/site-packages/requests/models.py"')
+        False
+        >>> _project_frame('  File "C:\\Python311\\Lib\\json\\decoder.py", line 337, in decode')
         False
     """
     match = _FRAME_PATH.match(frame)

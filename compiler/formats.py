@@ -541,12 +541,27 @@ def _blocks(lines: list[str]) -> list[tuple[int, int]]:
         after = index + 1
         while after < len(lines) and not lines[after].strip():
             after += 1
-        if after == len(lines) or (
-            _HEADER.fullmatch(lines[after]) and any(map(_HEADER.fullmatch, lines[start:index]))
-        ):
+        if after == len(lines) or (_HEADER.fullmatch(lines[after]) and _headed(lines[start:index])):
             bounds.append((start, index))
             start = index + 1
     return [*bounds, (start, len(lines))]
+
+
+def _headed(lines: list[str]) -> bool:
+    """Whether a ``# <id> (<model>)`` header comes before the first turn of ``lines``:
+    one inside a turn is a heading of the text (``# Summary (draft)``).
+
+    Example:
+        >>> _headed(["# a#0 (m1)", "user: hi"]), _headed(["user: hi", "# Summary (draft)"])
+        (True, False)
+    """
+    for line in lines:
+        if _HEADER.fullmatch(line):
+            return True
+        turn = _TURN.match(line)
+        if turn is not None and not turn["lead"]:
+            return False
+    return False
 
 
 def _read_text(lines: list[str], first_line: int) -> Parsed:

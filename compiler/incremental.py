@@ -60,8 +60,11 @@ def _freeze(value):
             text = repr(value)
             if "nan" not in text or not _has_nan(value):
                 return (type(value).__name__, text)
-        except RecursionError:  # too deep to write out: keyed as an object, by identity
-            pass
+        except RecursionError:
+            # Too deep to write out. Its identity would not do: the caller may change it in
+            # place, and an equal key would resume a history that no longer holds. A key
+            # equal to nothing else makes the compile start afresh.
+            return ("<unkeyed>", _Pinned(object()))
     return ("<object>", _Pinned(value))
 
 

@@ -250,12 +250,43 @@ def _prefix(original: tuple[Message, ...], emitted: tuple[Message, ...], output:
     count = 0
     for before, message, after in zip(original, emitted, output, strict=False):
         given = dict(before.source) if before.source else None
-        if given is not None and given != after:
+        if given is not None and not _equal(given, after):
             break
-        if given is None and message is not before and message_to_dict(before) != after:
+        if given is None and message is not before and not _equal(message_to_dict(before), after):
             break
         count += 1
     return count
+
+
+def _equal(a, b) -> bool:
+    """``a == b``, also for values nested deeper than the stack left allows (compared
+    pair by pair from a list instead of by recursion).
+
+    Example:
+        >>> deep, other = [], []
+        >>> for _ in range(5000):
+        ...     deep, other = [deep], [other]
+        >>> _equal(deep, other), _equal(deep, [[1]])
+        (True, False)
+    """
+    try:
+        return a == b
+    except RecursionError:
+        pass
+    todo = [(a, b)]
+    while todo:
+        a, b = todo.pop()
+        if isinstance(a, dict) and isinstance(b, dict):
+            if a.keys() != b.keys():
+                return False
+            todo.extend((a[key], b[key]) for key in a)
+        elif isinstance(a, list | tuple) and isinstance(b, list | tuple):
+            if type(a) is not type(b) or len(a) != len(b):
+                return False
+            todo.extend(zip(a, b, strict=True))
+        elif isinstance(a, dict | list | tuple) or isinstance(b, dict | list | tuple) or a != b:
+            return False  # a container against anything else, or two values that differ
+    return True
 
 
 def _recall(result, n) -> dict | None:

@@ -902,3 +902,15 @@ def test_a_row_holding_only_a_telephone_number_is_kept_by_a_compaction():
     )
     assert "(555) 123-4567" in result.text
     assert result.safety_rows_kept == 1
+
+
+def test_the_standard_library_of_a_windows_install_is_no_project_code():
+    # C:\Python311\Lib\asyncio frames were read as the project's and crowded out its own
+    # frames (review of this session's changes, F3)
+    own = '  File "C:\\Users\\dev\\shop\\views.py", line {0}, in f{0}\n    g()\n'
+    stdlib = '  File "C:\\Python311\\Lib\\asyncio\\events.py", line {0}, in run\n    h()\n'
+    frames = "".join(own.format(n) for n in range(6))
+    frames += "".join(stdlib.format(100 + n) for n in range(24))
+    result = compact(f"Traceback (most recent call last):\n{frames}RuntimeError: loop closed\n")
+    assert all(f'views.py", line {n},' in result.text for n in range(6))
+    assert "[… 22 frames omitted (truncated=true) …]" in result.text

@@ -77,3 +77,48 @@ def test_a_deeply_nested_transcript_text_compiles(depth, where):
     messages = placements(depth)[where]
     _, telemetry, _ = compile_transcript(json.dumps(messages))
     assert telemetry["messages_in"] == len(messages)
+
+
+def at_depth(frames: int, call):
+    """``call()`` from ``frames`` calls further down the stack, as a caller's own stack is."""
+    return call() if frames == 0 else at_depth(frames - 1, call)
+
+
+def built(depth: int, leaf) -> list:
+    """A value nested ``depth`` lists deep, built without recursion (json.loads reads such
+    a value only where the stack has room for it: higher up a caller's stack than here)."""
+    value = [leaf]
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def innermost(value):
+    while isinstance(value, list) and value and isinstance(value[0], list):
+        value = value[0]
+    return value
+
+
+@pytest.mark.parametrize("frames", [0, 30, 100])
+@pytest.mark.parametrize("cache", [True, False])
+def test_the_prefix_is_measured_on_a_value_nested_past_the_stack_left(frames, cache):
+    # the compile compared the dicts for kv_cache_prefix_messages_preserved by recursion
+    # and raised RecursionError (review of this session's changes, F2)
+    messages = [{"role": "user", "content": "hi", "meta": built(985, "v1")}]
+    messages.append({"role": "assistant", "content": "hello"})
+    compiled, telemetry = at_depth(frames, lambda: compile_messages(messages, cache=cache))
+    assert telemetry["kv_cache_prefix_messages_preserved"] == 2
+    assert innermost(compiled[-2]["meta"]) == ["v1"]
+
+
+def test_a_value_too_deep_to_key_is_compiled_afresh_after_an_in_place_edit():
+    # keyed by identity, the history cache resumed the old compile after the caller changed
+    # the value in place (review of this session's changes, F5)
+    messages = [{"role": "user", "content": "hi", "meta": built(985, "v1")}]
+    messages.append({"role": "assistant", "content": "hello"})
+    compile_messages(messages, cache=True)
+    innermost(messages[0]["meta"])[0] = "v2"
+    messages.append({"role": "user", "content": "next"})
+    cached, _ = compile_messages(messages, cache=True)
+    fresh, _ = compile_messages(messages, cache=False)
+    assert innermost(cached[-3]["meta"]) == innermost(fresh[-3]["meta"]) == ["v2"]

@@ -743,3 +743,13 @@ def test_a_rule_between_two_headed_transcripts_still_splits_them():
     # control: the nebius layout, each transcript under its own header
     text = "# a#0 (m1)\nuser: hi\n---\n# Summary (draft)\nuser: yo\n"
     assert [i for i, _ in formats_many(text)] == ["a#0", "Summary"]
+
+
+def test_a_heading_inside_a_turn_does_not_make_a_later_rule_split_the_transcript():
+    # a header-shaped line anywhere in the block let the next rule split it; the header
+    # must come before the block's first turn (review of this session's changes, F4)
+    text = "user: write the summary\nassistant: Here it is:\n# Summary (draft)\nThe build passes.\n"
+    text += "---\n# Details (v2)\nThe cache is warm.\nuser: thanks\nassistant: welcome"
+    found = formats_many(text)
+    assert len(found) == 1
+    assert [m.role for m in found[0][1].messages] == ["user", "assistant", "user", "assistant"]
