@@ -8,6 +8,8 @@ before still parses, and every answer still renders. Same data either way.
 from __future__ import annotations
 
 import json
+import sys
+import threading
 from typing import Any
 
 import orjson
@@ -37,8 +39,30 @@ def dumps(value: Any) -> bytes:
     """
     try:
         return orjson.dumps(value)
-    except TypeError:
+    except TypeError:  # a lone surrogate, or nesting past orjson's limit of 255 levels
+        pass
+    try:
         return json.dumps(value).encode()
+    except RecursionError:
+        return _dumps_deeper(value)
+
+
+_DEEPER = threading.Lock()
+# A request body holds at most 1,024 levels (orjson reads no deeper); the answer repeats
+# them, and writing them from a view's stack can pass the interpreter's limit.
+EXTRA_FRAMES = 2_000
+
+
+def _dumps_deeper(value: Any) -> bytes:
+    """``json.dumps`` with the recursion limit raised for the call, one call at a time
+    (the limit is the interpreter's, not the thread's)."""
+    with _DEEPER:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + EXTRA_FRAMES)
+        try:
+            return json.dumps(value).encode()
+        finally:
+            sys.setrecursionlimit(limit)
 
 
 class OrjsonParser(Parser):

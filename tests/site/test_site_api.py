@@ -173,16 +173,24 @@ def test_it_answers_broken_json_inside_a_transcript_with_its_position(api_client
     assert body["parse_warnings"][0].startswith("line 1: not valid JSON")
 
 
-@pytest.mark.parametrize("depth", [600, 900])
+@pytest.mark.parametrize("depth", [600, 900, 980])
 def test_it_compiles_json_nested_as_deep_as_json_reads_it(client, depth):
     # the compiler raised RecursionError at a depth of about 500: a 1.2 KB paste was a 500
     nested = "[" * depth + "]" * depth
     transcript = '[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok", '
     transcript += f'"meta": {nested}}}]'
-    for body in ({"transcript": transcript}, {"messages": json.loads(transcript)}):
-        response = post(client, "/api/compile", body)
+    messages = '{"messages": ' + transcript + "}"  # written out: json.dumps here would recurse
+    response = post(client, "/api/compile", messages)
+    assert response.status_code == 200, response.content[:200]
+    # (read without json: decoding the answer here would pass the stack's limit too)
+    assert re.search(rb'"messages_in": ?2\b', response.content)
+    response = post(client, "/api/compile", json.dumps({"transcript": transcript}))
+    if depth < 980:
         assert response.status_code == 200, response.content[:200]
         assert response.json()["telemetry"]["messages_in"] == 2
+    else:  # past what the decoder reads under the site's stack: a 422 that says why
+        assert response.status_code == 422
+        assert "nested too deeply" in response.json()["parse_warnings"][0]
 
 
 def test_it_names_an_unknown_schema(api_client):
