@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
+from compiler.arguments import strip_blocks_in_arguments
 from compiler.contracts import satisfies
 from compiler.extract import Observation, Op, Provenance
 from compiler.frozen import build
 from compiler.messages import Message, ToolCall, with_content
-from compiler.protocol import protocol, strip_blocks_in_arguments
+from compiler.protocol import protocol
 from compiler.register import Refusal
 from compiler.schema import Schema
 
