@@ -531,8 +531,8 @@ def _blocks(lines: list[str]) -> list[tuple[int, int]]:
 
     A ``---`` ends a transcript only if a ``# <id> (<model>)`` header or the
     end of the text follows it, and the transcript it ends has such a header
-    too; elsewhere it is a markdown rule in a turn (followed, say, by a
-    ``# Summary (draft)`` heading).
+    before its first turn (``_headed``); elsewhere it is a markdown rule in a
+    turn, followed, say, by a ``# Summary (draft)`` heading.
     """
     bounds, start = [], 0
     for index, line in enumerate(lines):

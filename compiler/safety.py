@@ -2,8 +2,8 @@
 
 A signal is a safety term (``SAFETY_TERMS``: allergens, warnings, expiry, personal data),
 an email address, a Luhn-valid card number, or a number written as a US social security
-number or a North American telephone number is (``123-45-6789``, ``(555) 123-4567``,
-``+1 555.123.4567``). Terms match on letter boundaries, so
+number or a North American telephone number is written (``123-45-6789``,
+``(555) 123-4567``, ``+1 555.123.4567``). Terms match on letter boundaries, so
 ``PEANUT_ALLERGEN`` and ``date_of_birth`` match (``_`` is not a letter) while
 ``DeprecationWarning`` or ``adobe`` do not.
 
