@@ -5,6 +5,8 @@ records, a directory or search listing, test-runner output, a Python stack trace
 diff, or long text. It keeps what a model needs (the head rows, the failures, the frames
 around the error, the changed lines), counts what it dropped in the text itself with
 ``truncated=true``, and never drops a row that carries a safety signal (``compiler.safety``).
+JSON is cut by ``compiler.compact_json``, the text shapes by ``compiler.compact_text``; this
+module tells them apart and keeps the promises below.
 
 Three guarantees hold for every input: the result is never longer than the input (when
 nothing is gained the original comes back with ``changed=False``), the same input gives the
@@ -32,8 +34,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from itertools import accumulate
-from typing import Any, NamedTuple
+from typing import Any
 
 from compiler.compact_json import (
     compact_json,
@@ -41,6 +42,20 @@ from compiler.compact_json import (
     exact_numbers,
     json_text,
     summary_floor,
+)
+from compiler.compact_text import (
+    DIFF,
+    LONG_CHARS,
+    TEST_RUN,
+    TRACEBACK,
+    Draft,
+    compact_diff,
+    compact_listing,
+    compact_long_text,
+    compact_stack_trace,
+    compact_test_output,
+    is_listing,
+    is_long_text,
 )
 from compiler.frozen import build
 from compiler.prefilter import admits, checking_order, fold, required_literals
@@ -54,21 +69,10 @@ from compiler.safety import (  # noqa: F401
     _luhn_valid,
     has_safety_signal,
     safety_spans,
-    segments_touched,
 )
 
 HEAD_ROWS = 3  # JSON records kept from the top of a collection
 SHORT_CHARS = 400  # a payload shorter than this is returned as it is
-LONG_CHARS = 1500  # plain text longer than this is cut to head and tail
-HEAD_CHARS = 500
-TAIL_CHARS = 500
-PIECE_CHARS = 400  # long lines are handled in pieces of this size
-LISTING_HEAD_ROWS = 10
-LISTING_MIN_ROWS = 12
-HEAD_FRAMES = 1
-TAIL_FRAMES = 2
-PROJECT_FRAMES = 20  # frames of the project's own code kept, nearest the error first
-DIFF_CHANGED_LINES = 200
 
 
 class Shape(StrEnum):
@@ -104,22 +108,6 @@ class Compacted:
     rows_dropped: int
     safety_rows_kept: int
     changed: bool
-
-
-class _Draft(NamedTuple):  # named tuples, not dataclasses: a _Unit is built for every line
-    text: str
-    rows_total: int = 0
-    rows_kept: int = 0
-    safety_rows_kept: int = 0
-
-
-class _Unit(NamedTuple):
-    """A run of output that is kept or dropped as one; ``rows`` is how many it counts."""
-
-    text: str
-    keep: bool
-    rows: int = 1
-    safety: bool = False
 
 
 def compact(
@@ -235,7 +223,7 @@ _TRAILER_LINE = re.compile(r"\((?:Open file|Current directory): .*\)|bash-\$|\s*
 
 def _compact_by_shape(
     text: str, tool_name: str | None, head_rows: int, memo
-) -> tuple[Shape, _Draft | None]:
+) -> tuple[Shape, Draft | None]:
     body, trailer = _split_trailer(text)
     if _JSON_START.match(body):
         found = compact_json(
@@ -247,8 +235,8 @@ def _compact_by_shape(
             if not found.records and len(found.text) > LONG_CHARS:
                 cut = _with_long_strings_cut(decode_json(body, memo))
                 if cut is not None and len(cut.text) < len(found.text):
-                    return Shape.JSON_OBJECT, _Draft(cut.text + trailer, *_counts(cut))
-            return shape, _Draft(found.text + trailer, *counts)
+                    return Shape.JSON_OBJECT, Draft(cut.text + trailer, *_counts(cut))
+            return shape, Draft(found.text + trailer, *counts)
     folded = fold(body)
     if admits(_FILE_VIEW_NEEDS, folded) and _FILE_VIEW.search(body):
         return Shape.NONE, None
@@ -258,17 +246,17 @@ def _compact_by_shape(
             continue
         draft = compactor(body)
         if len(draft.text) < len(body):
-            return shape, _Draft(draft.text + trailer, *_counts(draft))
+            return shape, Draft(draft.text + trailer, *_counts(draft))
         # nothing gained (a traceback without frames, say): the next shape may still fit
         detected = shape if detected is Shape.NONE else detected
     return detected, None
 
 
-def _counts(draft: _Draft) -> tuple[int, int, int]:
+def _counts(draft: Draft) -> tuple[int, int, int]:
     return draft.rows_total, draft.rows_kept, draft.safety_rows_kept
 
 
-def _with_long_strings_cut(value: Any) -> _Draft | None:
+def _with_long_strings_cut(value: Any) -> Draft | None:
     r"""A JSON value with no collection to summarise whose bulk is text (a file's content
     in a ``read_file`` result): each string over ``LONG_CHARS`` cut as long text is cut,
     head and tail and every safety line kept, the omission marked inside the string.
@@ -284,13 +272,13 @@ def _with_long_strings_cut(value: Any) -> _Draft | None:
         >>> cut.safety_rows_kept, _with_long_strings_cut({"a": "short"})
         (1, None)
     """
-    drafts: list[_Draft] = []
+    drafts: list[Draft] = []
 
     def cut(node: Any) -> Any:
         if isinstance(node, str):
             if len(node) <= LONG_CHARS:
                 return node
-            draft = _compact_long_text(node)
+            draft = compact_long_text(node)
             if len(draft.text) >= len(node):
                 return node
             drafts.append(draft)
@@ -307,7 +295,7 @@ def _with_long_strings_cut(value: Any) -> _Draft | None:
         return None
     if not drafts:
         return None
-    return _Draft(
+    return Draft(
         json_text(shortened),
         sum(d.rows_total for d in drafts),
         sum(d.rows_kept for d in drafts),
@@ -330,379 +318,27 @@ def _split_trailer(text: str) -> tuple[str, str]:
     return text[:cut], text[cut:]
 
 
-# ---------------------------------------------------------------------------------------
-# Text shapes
-
-
-def _emit_gaps(units: list[_Unit], marker: Callable[[list[_Unit]], str]) -> str:
-    """Join kept units; each run of dropped ones becomes one marker where it was."""
-    parts: list[tuple[str, bool]] = []
-    gap: list[_Unit] = []
-    for unit in [*units, None]:
-        if unit is not None and not unit.keep:
-            gap.append(unit)
-            continue
-        if gap:
-            parts.append((marker(gap), True))
-            gap = []
-        if unit is not None:
-            parts.append((unit.text, False))
-    return _join(parts)
-
-
-def _emit_merged(units: list[_Unit], marker: Callable[[list[_Unit]], str]) -> str:
-    """Join kept units with one marker for everything dropped, at the first gap after
-    something kept (a gap before the first kept unit would read as a preamble)."""
-    dropped = [unit for unit in units if not unit.keep]
-    parts: list[tuple[str, bool]] = []
-    placed = not dropped
-    for unit in units:
-        if unit.keep:
-            parts.append((unit.text, False))
-        elif parts and not placed:
-            parts.append((marker(dropped), True))
-            placed = True
-    if not placed:
-        parts.insert(0, (marker(dropped), True))
-    return _join(parts)
-
-
-def _join(parts: list[tuple[str, bool]]) -> str:
-    """Concatenate, putting each marker on a line of its own."""
-    out: list[str] = []
-    for index, (text, is_marker) in enumerate(parts):
-        if is_marker and text:
-            if out and not out[-1].endswith("\n"):
-                out.append("\n")
-            out.append(text + ("\n" if index + 1 < len(parts) else ""))
-        elif not is_marker:
-            out.append(text)
-    return "".join(out)
-
-
-def _lines(text: str) -> list[str]:
-    """Lines split on ``\\n`` only, each with its newline, so joining gives the text back."""
-    parts = text.split("\n")
-    lines = [part + "\n" for part in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    return lines
-
-
-def _draft(units: list[_Unit], text: str) -> _Draft:
-    total = sum(u.rows for u in units)
-    kept = sum(u.rows for u in units if u.keep)
-    safety = sum(u.rows for u in units if u.keep and u.safety)
-    return _Draft(text, total, kept, safety)
-
-
-def _marker_line(body: str) -> str:
-    return f"[… {body} (truncated=true) …]"
-
-
-# Listings ------------------------------------------------------------------------------
-
-_LISTING_FRAME = re.compile(
-    r"(?:Found \d+ match|End of matches for|No matches found for"
-    r"|More than \d+ files matched|total \d+$).*"
-)
-_LISTING_ROW = re.compile(
-    r"""\S+/?
-      |\S+\ \(\d+\ matches?\)
-      |[^\s:]+:\d+[:-].*
-      |[^\s:]+\.\w+:.*
-      |Line\ \d+:.*
-      |[-dlcbps][-rwxsStT]{9}[.@+]?\s.*
-      |\S+(?:[ \t]{2,}\S+)+
-    """,
-    re.VERBOSE,
-)
-
-
-def _is_listing(body: str) -> bool:
-    lines = [line.rstrip("\r") for line in body.split("\n") if line.strip()]
-    if len(lines) < LISTING_MIN_ROWS:
-        return False
-    need, misses = 0.9 * len(lines), 0
-    for line in lines:
-        if not (_LISTING_ROW.fullmatch(line) or _LISTING_FRAME.match(line)):
-            misses += 1
-            if len(lines) - misses < need:
-                return False  # too many lines are no row already
-    return True
-
-
-def _flagged(body: str, parts: list[str]) -> list[bool]:
-    """Whether a safety match in ``body`` overlaps each of ``parts`` (which, joined, are
-    ``body``). The body is scanned whole, so a phrase wrapped across a line break ("Do" /
-    "not exceed") flags every line it touches.
-
-    Example:
-        >>> _flagged("Do\\nnot exceed\\nok\\n", ["Do\\n", "not exceed\\n", "ok\\n"])
-        [True, True, False]
-    """
-    if not parts:
-        return []
-    return segments_touched(body, list(accumulate(map(len, parts[:-1]), initial=0)))
-
-
-def _compact_listing(body: str) -> _Draft:
-    units, seen, lines = [], 0, _lines(body)
-    for line, flag in zip(lines, _flagged(body, lines), strict=True):
-        bare = line.strip()
-        if _LISTING_FRAME.match(bare) or (not bare and (seen <= LISTING_HEAD_ROWS or flag)):
-            units.append(_Unit(line, keep=True, rows=0))
-            continue
-        if not bare:
-            units.append(_Unit(line, keep=False, rows=0))
-            continue
-        seen += 1
-        units.append(_Unit(line, keep=seen <= LISTING_HEAD_ROWS or flag, safety=flag))
-    return _draft(units, _emit_gaps(units, _rows_marker))
-
-
-def _rows_marker(gap: list[_Unit]) -> str:
-    rows = sum(u.rows for u in gap)
-    return _marker_line(f"{rows} rows omitted") if rows else ""
-
-
-# Test-runner output --------------------------------------------------------------------
-
-_TEST_RUN = re.compile(
-    r"^=+ test session starts =+\r?$"
-    # bounded gaps: a crafted line of repeated "1 passed" must not backtrack for ever
-    r"|^=+ [^\n]{0,160}\b\d+ (?:passed|failed|errors?)\b[^\n]{0,160} in [\d.]+s"
-    r"|^Ran \d+ tests? in [\d.]+s\r?$"
-    r"|^collected \d+ items?",
-    re.MULTILINE,
-)
-_TEST_SECTION = re.compile(r"[=_-]{3,}")
-_TEST_KEEP = re.compile(
-    r"^E\s|^>\s|^\S+:\d+: \S"
-    r"|\b(?:FAILED|ERROR|FAIL|XPASS|XPASSED)\b"
-    r"|^Ran \d+ tests?|^OK\b"
-    r"|^Traceback \(most recent call last\)"
-    r"|^[\w.]*(?:Error|Exception|Exit|Interrupt)\b"
-    r"|\b\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|deselected)\b"
-)
-
-
-def _compact_test_output(body: str) -> _Draft:
-    units, summary, frame_source, lines = [], False, False, _lines(body)
-    for line, flag in zip(lines, _flagged(body, lines), strict=True):
-        if _TEST_SECTION.match(line):
-            summary = "short test summary info" in line
-            units.append(_Unit(line, keep=True))
-            continue
-        # a unittest frame: its ``File`` line and the source line under it say where
-        keep = summary or flag or frame_source or _TEST_KEEP.search(line) is not None
-        frame_source = _FRAME.match(line) is not None
-        units.append(_Unit(line, keep=keep or frame_source, safety=flag))
-    total = len(units)
-
-    def marker(dropped: list[_Unit]) -> str:
-        what = "passing tests, progress and source context"
-        return _marker_line(f"{len(dropped)} of {total} lines omitted: {what}")
-
-    return _draft(units, _emit_merged(units, marker))
-
-
-# Stack traces --------------------------------------------------------------------------
-
-_TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):", re.MULTILINE)
-_FRAME = re.compile(r"\s+File \"")
-
-
-def _compact_stack_trace(body: str) -> _Draft:
-    lines, units, i = _lines(body), [], 0
-    flags = _flagged(body, lines)
-    while i < len(lines):
-        units.append(_Unit(lines[i], keep=True, rows=0))
-        if _TRACEBACK.match(lines[i]):
-            frames, i = _frames(lines, flags, i + 1)
-            units.extend(_frame_units(frames))
-        else:
-            i += 1
-    return _draft(units, _emit_gaps(units, _frames_marker))
-
-
-def _frames(lines: list[str], flags: list[bool], i: int) -> tuple[list[tuple[str, bool]], int]:
-    """The frames after a ``Traceback`` line, each with its source lines and whether a
-    safety match touches one of them; and where they end."""
-    frames: list[tuple[str, bool]] = []
-    while i < len(lines) and lines[i][:1] in (" ", "\t"):
-        if _FRAME.match(lines[i]) or not frames:
-            frames.append((lines[i], flags[i]))
-        else:
-            frames[-1] = (frames[-1][0] + lines[i], frames[-1][1] or flags[i])
-        i += 1
-    return frames, i
-
-
-def _frame_units(frames: list[tuple[str, bool]]) -> list[_Unit]:
-    """The frames as units: the outermost and the innermost kept, those a safety match
-    touches, and up to ``PROJECT_FRAMES`` of the project's own code, nearest the error
-    first. Those are where the fix goes (``providers/memset.py, line 26``); the frames
-    of installed packages and of Python itself are the ones left out."""
-    own = PROJECT_FRAMES
-    units = []
-    for index in range(len(frames) - 1, -1, -1):
-        frame, flag = frames[index]
-        keep = flag or index < HEAD_FRAMES or index >= len(frames) - TAIL_FRAMES
-        if not keep and own and _project_frame(frame):
-            keep, own = True, own - 1
-        units.append(_Unit(frame, keep=keep, safety=flag))
-    return units[::-1]
-
-
-_FRAME_PATH = re.compile(r'\s+File "([^"]*)"')
-# where installed packages and Python's own modules live: a Windows install keeps the
-# standard library in <prefix>\Lib\
-_LIBRARY = re.compile(
-    r"(?i:site-packages|dist-packages|[/\\]lib[/\\]python|<frozen |node_modules|^/usr/lib/)"
-    r"|\\Lib\\"
-)
-
-
-def _project_frame(frame: str) -> bool:
-    """Whether a Python frame runs a file of the project rather than a library's.
-
-    Example:
-        >>> _project_frame('  File "/lexicon/lexicon/providers/memset.py", line 26, in auth')
-        True
-        >>> _project_frame('  File "/opt/env/lib/python3.9/site-packages/requests/models.py"')
-        False
-        >>> _project_frame('  File "C:\\Python311\\Lib\\json\\decoder.py", line 337, in decode')
-        False
-    """
-    match = _FRAME_PATH.match(frame)
-    return match is not None and _LIBRARY.search(match[1]) is None
-
-
-def _frames_marker(gap: list[_Unit]) -> str:
-    return "  " + _marker_line(f"{len(gap)} frames omitted")
-
-
-# Diffs ---------------------------------------------------------------------------------
-
-_DIFF = re.compile(r"^diff --git |^--- \S.*\r?\n\+\+\+ \S.*\r?\n@@ ", re.MULTILINE)
-_DIFF_HEADER = re.compile(
-    r"diff --git |index |--- |\+\+\+ |@@ "
-    r"|new file mode|deleted file mode|similarity |rename |Binary "
-)
-
-
-def _compact_diff(body: str) -> _Draft:
-    units, changed, lines = [], 0, _lines(body)
-    for line, flag in zip(lines, _flagged(body, lines), strict=True):
-        if _DIFF_HEADER.match(line):
-            keep = True
-        elif line[:1] in ("+", "-"):
-            changed += 1
-            keep = changed <= DIFF_CHANGED_LINES
-        else:
-            keep = False
-        units.append(_Unit(line, keep=keep or flag, safety=flag))
-    total = len(units)
-
-    def marker(dropped: list[_Unit]) -> str:
-        what = "context lines and changes past the budget"
-        return _marker_line(f"{len(dropped)} of {total} diff lines omitted: {what}")
-
-    return _draft(units, _emit_merged(units, marker))
-
-
-# Long text -----------------------------------------------------------------------------
-
-
-def _is_long_text(body: str) -> bool:
-    return len(body) > LONG_CHARS
-
-
-# A line that reports a failure in the output of a test runner or a crash, which long
-# text keeps wherever it stands: go test (--- FAIL, FAIL, x_test.go:17:), jest (FAIL, ●,
-# Expected:, Received:), cargo (... FAILED, panicked at), Java (Caused by:, Exception in
-# thread, an exception's own line), Python (an ExceptionGroup's line), and an error line
-# as compilers and tools write it.
-_FAILURE_AT_START = (
-    r"[ \t]*(?:--- FAIL\b|FAIL\b|FAILED\b|ERROR\b|Caused by:|Exception in thread\b|● "
-    r"|Expected:|Received:|[\w./-]+_test\.go:\d+:"
-    r"|[\w.$]*(?:Error|Exception|ExceptionGroup)(?::|\s*$)|error(?:\[\w+\])?:)"
-)
-_FAILURE_INSIDE = r".*(?:\.\.\. FAILED\b|\bpanicked at\b)"
-_FAILURE_LINE = re.compile(_FAILURE_AT_START + "|" + _FAILURE_INSIDE)
-_FAILURE_START = re.compile(_FAILURE_AT_START)
-_FAILURE_WORDS = ("... FAILED", "panicked at")  # what _FAILURE_INSIDE looks for
-FAILURE_LINES = 20  # at most this many failure lines are kept beyond the head and tail
-
-
-def _is_failure_line(piece: str) -> bool:
-    """Whether ``_FAILURE_LINE`` matches ``piece``. Its last branch (``.*``, then the words)
-    is tried at every place in the piece, so it is only tried where those words are.
-
-    Example:
-        >>> _is_failure_line("test tests::parse ... FAILED"), _is_failure_line("ok ... ok")
-        (True, False)
-    """
-    if _FAILURE_START.match(piece) is not None:
-        return True
-    return any(word in piece for word in _FAILURE_WORDS) and _FAILURE_LINE.match(piece) is not None
-
-
-def _compact_long_text(body: str) -> _Draft:
-    pieces = [piece for line in _lines(body) for piece in _pieces(line)]
-    head = _fit(pieces, HEAD_CHARS)
-    tail = len(pieces) - _fit(pieces[::-1], TAIL_CHARS)
-    units, failures = [], 0
-    for index, (piece, flag) in enumerate(zip(pieces, _flagged(body, pieces), strict=True)):
-        keep = index < head or index >= max(head, tail) or flag
-        if not keep and failures < FAILURE_LINES and _is_failure_line(piece):
-            keep, failures = True, failures + 1  # a failure mid-run: why the run failed
-        units.append(_Unit(piece, keep=keep, safety=flag))
-    return _draft(units, _emit_gaps(units, _chars_marker))
-
-
-def _pieces(line: str) -> list[str]:
-    """A line cut to PIECE_CHARS pieces."""
-    return [line[at : at + PIECE_CHARS] for at in range(0, len(line), PIECE_CHARS)]
-
-
-def _fit(pieces: list[str], budget: int) -> int:
-    """How many pieces from the start fit in ``budget`` characters (at least one)."""
-    used, count = 0, 0
-    for piece in pieces:
-        used += len(piece)
-        if used > budget and count:
-            break
-        count += 1
-    return count
-
-
-def _chars_marker(gap: list[_Unit]) -> str:
-    return _marker_line(f"{sum(len(u.text) for u in gap)} chars omitted")
-
-
 # Each shape: what a body must contain for it to be detected at all (so that the regex
 # scan is spared on most bodies, compiler.prefilter), how it is detected, and compacted.
-_TEXT_SHAPES: tuple[tuple[Shape, tuple, Callable[[str], bool], Callable[[str], _Draft]], ...] = (
+_TEXT_SHAPES: tuple[tuple[Shape, tuple, Callable[[str], bool], Callable[[str], Draft]], ...] = (
     (
         Shape.DIFF,
-        checking_order(required_literals(_DIFF)),
-        lambda body: _DIFF.search(body) is not None,
-        _compact_diff,
+        checking_order(required_literals(DIFF)),
+        lambda body: DIFF.search(body) is not None,
+        compact_diff,
     ),
     (
         Shape.TEST_OUTPUT,
-        checking_order(required_literals(_TEST_RUN)),
-        lambda body: _TEST_RUN.search(body) is not None,
-        _compact_test_output,
+        checking_order(required_literals(TEST_RUN)),
+        lambda body: TEST_RUN.search(body) is not None,
+        compact_test_output,
     ),
     (
         Shape.STACK_TRACE,
-        checking_order(required_literals(_TRACEBACK)),
-        lambda body: _TRACEBACK.search(body) is not None,
-        _compact_stack_trace,
+        checking_order(required_literals(TRACEBACK)),
+        lambda body: TRACEBACK.search(body) is not None,
+        compact_stack_trace,
     ),
-    (Shape.LISTING, (), _is_listing, _compact_listing),
-    (Shape.LONG_TEXT, (), _is_long_text, _compact_long_text),
+    (Shape.LISTING, (), is_listing, compact_listing),
+    (Shape.LONG_TEXT, (), is_long_text, compact_long_text),
 )

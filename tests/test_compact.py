@@ -20,7 +20,6 @@ from compiler.compact import (
     _SAFETY,
     _WORDS,
     HEAD_ROWS,
-    PIECE_CHARS,
     Compacted,
     _luhn_valid,
     compact,
@@ -38,6 +37,7 @@ from compiler.compact_json import (
     _without,
     compact_json,
 )
+from compiler.compact_text import PIECE_CHARS
 from compiler.safety import _ID_NUMBER
 
 FIXTURES = Path(__file__).parent / "fixtures" / "compact"
@@ -822,7 +822,7 @@ def test_long_output_keeps_the_failure_lines_it_cuts_around(output, kept):
 
 
 def test_long_output_keeps_at_most_twenty_failure_lines_beyond_head_and_tail(monkeypatch):
-    import compiler.compact
+    import compiler.compact_text
 
     output = "".join(f"ERROR: row {i} rejected by the upstream validator\n" for i in range(200))
 
@@ -830,7 +830,7 @@ def test_long_output_keeps_at_most_twenty_failure_lines_beyond_head_and_tail(mon
         return sum(line.startswith("ERROR") for line in compact(output).text.split("\n"))
 
     with_failures = kept()
-    monkeypatch.setattr(compiler.compact, "FAILURE_LINES", 0)
+    monkeypatch.setattr(compiler.compact_text, "FAILURE_LINES", 0)
     assert with_failures - kept() == 20
 
 
