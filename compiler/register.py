@@ -112,6 +112,9 @@ class RegisterFold:
             return
         current = self._current(obs.slot)
         if obs.slot in self.revoked and obs.provenance is not Provenance.DECLARED:
+            # the agent voided the slot: a value said or acted on since does not bring it
+            # back, but it is reported, and its turn is kept while the slot stays void
+            self.refusals.append(Refusal(obs.slot, obs.turn, REVOKED_SLOT, _REVOKED_WHY, obs.value))
             return
         if current is None:
             self._set(current, obs)
@@ -220,6 +223,9 @@ class RegisterFold:
             revoked=tuple(sorted(self.revoked)),
         )
 
+
+REVOKED_SLOT = "revoked_slot_not_inferred"  # the kind of refusal for a value said after a revoke
+_REVOKED_WHY = "the slot was revoked; only a declaration sets it again"
 
 _OP_ORDER = {Op.REVOKE: 0, Op.UNSURE: 1, Op.PIN: 2, Op.ASSERT: 3}
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from compiler.classify import Kind
-from compiler.register import Entry, Register
+from compiler.register import REVOKED_SLOT, Entry, Register
 
 KEEP_LAST = 2
 
@@ -80,13 +80,14 @@ def retire(
     for entry in register.history:
         for turn in entry.supports:
             carried.setdefault(turn, []).append(entry)
+    disputed = disputed_turns(register)
     last_kept = len(kinds) - KEEP_LAST
     retired = []
     for turn in sorted(carried):
         entries = carried[turn]
         if turn >= last_kept or kinds[turn] in (Kind.TOOL_CALL, Kind.MACHINE):
             continue
-        if turn in calling or turn == task:
+        if turn in calling or turn == task or turn in disputed:
             continue
         if any(entry.live for entry in entries) or (keeps is not None and keeps(turn)):
             continue
@@ -101,6 +102,30 @@ def retire(
         revoked = frozenset(e.slot for e in entries if e.superseded_by is None)
         retired.append(Retired(turn, superseded, revoked))
     return tuple(retired)
+
+
+def disputed_turns(register: Register) -> frozenset[int]:
+    """Turns that said a value the register refused, while what it refused it for still
+    stands: a conflict whose kept value is still live, or a value said after the slot was
+    revoked while it stays revoked. Such a turn carries a fact nothing superseded, the only
+    place the model can see that someone disagreed, so it is not retired.
+
+    Example:
+        >>> from compiler.extract import Observation, Provenance
+        >>> from compiler.register import register
+        >>> said = Observation("addr", "9 Elm", 2, Provenance.INFERRED)
+        >>> declared = Observation("addr", "3 Oak", 1, Provenance.DECLARED)
+        >>> disputed_turns(register((declared, said)))
+        frozenset({2})
+        >>> later = Observation("addr", "5 Ash", 4, Provenance.DECLARED)
+        >>> disputed_turns(register((declared, said, later)))  # the dispute is moot
+        frozenset()
+    """
+    live = {entry.slot: entry.turn for entry in register.history if entry.live}
+    turns = {c.refused_turn for c in register.conflicts if live.get(c.slot) == c.kept.turn}
+    voided = set(register.revoked)
+    turns.update(r.turn for r in register.refusals if r.kind == REVOKED_SLOT and r.slot in voided)
+    return frozenset(turns)
 
 
 def retirement_violations(register: Register, proposed) -> list[Violation]:

@@ -429,3 +429,67 @@ def test_a_block_inside_a_string_of_the_arguments_is_cut_inside_that_string(argu
     stripped, removed = strip_blocks_in_arguments(arguments)
     assert json.loads(stripped) == left
     assert removed == count
+
+
+LOGISTICS = load_schema("logistics")
+
+
+def _two_fact_turn_then_one_replaced(opening):
+    """Turn 2 says a payment method and an address; turn 4 replaces only the payment."""
+    return [
+        user("I need to change my order."),
+        asst(opening),
+        user("Please pay with credit card. And ship to 900 Pine Avenue, Suite 12."),
+        asst("Noted."),
+        user("Actually pay with paypal instead."),
+        asst("Done."),
+        user("Thanks."),
+        asst("Anything else?"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "opening",
+    [
+        "Sure. " + block(**{"assert": {"delivery_address": "12 Oak Street"}}),
+        "Sure. " + block(pin={"delivery_address": "12 Oak Street"}),
+    ],
+    ids=["declared", "pinned"],
+)
+def test_a_turn_whose_value_was_refused_as_a_conflict_is_not_retired(opening):
+    # (audit finding: the user's disagreeing address left the context with its turn)
+    compiled, tel = compile_(_two_fact_turn_then_one_replaced(opening), schema=LOGISTICS)
+    assert tel["active_state_slots"]["delivery_address"] == "12 Oak Street"
+    assert [c["refused_turn"] for c in tel["conflicts"]] == [2]
+    assert 2 not in tel["retired_turn_indices"]
+    assert any("900 Pine Avenue" in (m.get("content") or "") for m in compiled)
+
+
+def test_a_refused_value_made_moot_by_a_later_write_lets_its_turn_go():
+    messages = _two_fact_turn_then_one_replaced(
+        "Sure. " + block(**{"assert": {"delivery_address": "12 Oak Street"}})
+    )
+    messages[5] = asst("Done. " + block(**{"assert": {"delivery_address": "5 Ash Lane"}}))
+    _, tel = compile_(messages, schema=LOGISTICS)
+    assert tel["active_state_slots"]["delivery_address"] == "5 Ash Lane"
+    assert tel["retired_turn_indices"] == [1, 2]  # the old declaration and the dispute
+
+
+def test_a_value_said_after_a_revoke_is_reported_and_its_turn_kept():
+    messages = [
+        user("Please ship it to 12 Oak Street."),
+        asst("I will confirm the address later. " + block(revoke=["delivery_address"])),
+        user("I would like to pay with PayPal. Please ship it to 45 Elm Road."),
+        asst("Noted."),
+        user("Actually I would like to pay with Visa."),
+        asst("Done."),
+        user("Thanks."),
+        asst("Bye."),
+    ]
+    compiled, tel = compile_(messages, schema=LOGISTICS)
+    assert "delivery_address" not in tel["active_state_slots"]
+    refused = [(w["entity"], w["turn"], w["kind"]) for w in tel["rejected_writes"]]
+    assert refused == [("delivery_address", 2, "revoked_slot_not_inferred")]
+    assert tel["rejected_writes"][0]["attempted_value"] == "45 Elm Road"
+    assert 2 not in tel["retired_turn_indices"]
+    assert any("45 Elm Road" in (m.get("content") or "") for m in compiled)
