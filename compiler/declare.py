@@ -96,6 +96,7 @@ class DeclareState:
                 "blocks_stripped",
                 "blocks_in_untrusted_roles",
                 "value_shape_rejected",
+                "carried_from_header",  # read back from a compiled header (compiler.progress)
             ),
             0,
         )

@@ -14,11 +14,13 @@ compiling compiled output never stacks headers.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from json.encoder import encode_basestring
 
+from compiler.extract import Op, Provenance
 from compiler.frozen import build
 from compiler.messages import Message, with_content
 from compiler.register import Entry, Register
@@ -34,7 +36,7 @@ STRIPPED_ROLES = frozenset({"system", "user"})
 # One line of each block exactly as ``_line`` / ``invariant_lines`` write it. The
 # two-space indent is optional (the plain-text reader strips a continuation indent),
 # but every line of a block must carry the same indent as its first.
-_STATE_LINE = r'- [a-z0-9_]+ = "(?:[^"\\\n]|\\[^\n])*" \(turn \d+ \[[a-z]+(?:, [a-z]+)*\]\)'
+_STATE_LINE = r'- ([a-z0-9_]+) = ("(?:[^"\\\n]|\\[^\n])*") \(turn \d+ \[([a-z]+(?:, [a-z]+)*)\]\)'
 _RULE_LINE = r"- \S+(?: \S+)*"
 _BLOCK = re.compile(
     r"^(?:\[(?:ACTIVE_AGENT_STATE|STATE_REGISTER)\]\n(?P<s>(?:  )?)"
@@ -103,6 +105,37 @@ def strip_compiled_one(message: Message) -> tuple[Message | None, bool]:
     if message.role == "system" and not text.strip():
         return None, True
     return with_content(message, text), True
+
+
+_STATE_FIELDS = re.compile(rf"^(?:  )?{_STATE_LINE}$", re.MULTILINE)  # slot, value, flags
+
+
+def declared_in_header(text: str) -> tuple[tuple[str, str, Op], ...]:
+    r"""The declared facts a state block of ours in ``text`` carries: slot, value and how
+    it was declared (pinned, unsure or asserted). When compiled output is compiled
+    again, the block is all that is left of them: the declaring turn lost its
+    ``<contextgc-state>`` block to the first compile. Inferred and acted facts are read
+    again from the turns that support them, which a compile never drops.
+
+    Example:
+        >>> header = ('[ACTIVE_AGENT_STATE]\n  - gate = "4921" (turn 2 [declared, pinned])\n'
+        ...           '  - city = "Oslo" (turn 0 [inferred])\n\nBe kind.')
+        >>> declared_in_header(header)
+        (('gate', '4921', <Op.PIN: 'pin'>),)
+        >>> declared_in_header("[ACTIVE_AGENT_STATE]\n- keep me")
+        ()
+    """
+    found = []
+    for block in _BLOCK.finditer(text):
+        if block.group().startswith(INVARIANTS_MARKER):
+            continue
+        for slot, quoted, flags in _STATE_FIELDS.findall(block.group()):
+            provenance, *marks = flags.split(", ")
+            if provenance != Provenance.DECLARED:
+                continue
+            op = Op.PIN if "pinned" in marks else Op.UNSURE if "unsure" in marks else Op.ASSERT
+            found.append((slot, json.loads(quoted), op))
+    return tuple(found)
 
 
 def state_lines(register: Register, number: Callable[[int], int] | None = None) -> list[str]:

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 from compiler.classify import Kind, classify_next
 from compiler.compact import Compacted, compact, compacts_longer_than
 from compiler.declare import DeclareState
-from compiler.emit import STRIPPED_ROLES, emit, strip_compiled_one
-from compiler.extract import PROVENANCE_RANK, extract_message
+from compiler.emit import STRIPPED_ROLES, declared_in_header, emit, strip_compiled_one
+from compiler.extract import PROVENANCE_RANK, Observation, Provenance, extract_message
 from compiler.frozen import build
 from compiler.messages import Message, with_content
 from compiler.protocol import render_instruction
@@ -58,6 +58,7 @@ class Progress:
         self.kinds: list[Kind] = []
         self.read_keys: list[tuple] = []
         self.markup_stripped = 0
+        self.carried: tuple = ()  # declared facts of a stripped header, not folded yet
         self.declare = DeclareState(schema, options.declaration_policy, options.value_policy)
         self.fold = RegisterFold(schema.immutable if schema else frozenset())
         self.task_seen = False
@@ -102,12 +103,17 @@ class Progress:
         """Every per-message stage, for one more message."""
         self.original.append(message)
         if message.role in STRIPPED_ROLES:  # (only these can carry what a compile wrote)
-            message, touched = strip_compiled_one(message)
+            stripped, touched = strip_compiled_one(message)
             self.markup_stripped += touched
+            if touched and message.role == "system":
+                self._carry(declared_in_header(message.content), stripped is None)
+            message = stripped
             if message is None:
                 return
         clean = self.clean
         turn = len(clean)
+        if self.carried:  # declared in a header this message held, or one just before it
+            self._fold_carried(turn)
         self.sources.append(len(self.original) - 1)
         declare = self.declare
         before = len(declare.observations)
@@ -118,6 +124,24 @@ class Progress:
         self.read_keys.append(next_read_key(message, kind, previous, self.calls, self.decoded))
         clean.append(message)
         self.kinds.append(kind)
+
+    def _carry(self, facts: tuple, gone: bool) -> None:
+        """Declared facts read back from a stripped header (``emit.declared_in_header``).
+        They hold as of where the header stood: a header that was a message of its own
+        (``gone``) after the last turn read (a register at the tail) is folded at that
+        turn, any other before the next message's own observations."""
+        if not facts:
+            return
+        self.carried = (*self.carried, *facts)
+        if gone and self.clean:
+            self._fold_carried(len(self.clean) - 1)
+
+    def _fold_carried(self, turn: int) -> None:
+        self.fold.apply_turn(
+            [Observation(s, v, turn, Provenance.DECLARED, op=op) for s, v, op in self.carried]
+        )
+        self.declare.counts["carried_from_header"] += len(self.carried)
+        self.carried = ()
 
     def _observe(self, message: Message, kind: Kind, turn: int, declared) -> None:
         schema = self.options.schema

@@ -71,6 +71,54 @@ def test_compiling_compiled_output_never_stacks_headers():
     }
 
 
+def _declaring(system: bool):
+    block = (
+        '<contextgc-state>{"assert": {"delivery_address": "900 Pine Avenue, Suite 12"},'
+        ' "pin": {"payment_method": "credit card"}}</contextgc-state>'
+    )
+    head = [{"role": "system", "content": "You are a retail agent."}] if system else []
+    return [
+        *head,
+        {"role": "user", "content": "Please change the delivery address of my order."},
+        {"role": "assistant", "content": "Updated.\n" + block},
+        {"role": "user", "content": "Great, thanks."},
+        {"role": "assistant", "content": "You're welcome."},
+    ]
+
+
+@pytest.mark.parametrize("mode", ["compact", "cache_friendly"])
+@pytest.mark.parametrize("system", [True, False], ids=["system-prompt", "no-system-prompt"])
+def test_declared_facts_survive_compiling_compiled_output(mode, system):
+    # (audit finding: the first compile strips the declaring block, the second the
+    # header; the facts were lost, the pin with them)
+    once, first = compile_messages(_declaring(system), schema=LOG, mode=mode)
+    twice, second = compile_messages(once, schema=LOG, mode=mode)
+    assert (
+        second["active_state_slots"]
+        == first["active_state_slots"]
+        == {
+            "delivery_address": "900 Pine Avenue, Suite 12",
+            "payment_method": "credit card",
+        }
+    )
+    assert second["state"]["payment_method"]["pinned"] is True
+    assert second["state"]["delivery_address"]["provenance"] == "declared"
+    assert second["declarations"]["carried_from_header"] == 2
+    assert first["declarations"]["carried_from_header"] == 0
+    # the pin still holds against what is said after the recompile
+    later = [*twice, {"role": "user", "content": "Actually I would like to pay with PayPal."}]
+    _, third = compile_messages(later, schema=LOG, mode=mode)
+    assert third["active_state_slots"]["payment_method"] == "credit card"
+    assert [c["refused"] for c in third["conflicts"]] == ["PayPal"]
+
+
+def test_inferred_facts_are_read_again_not_carried_from_the_header():
+    once, _ = compile_messages(LOGISTICS, schema=LOG)
+    _, telemetry = compile_messages(once, schema=LOG)
+    assert telemetry["declarations"]["carried_from_header"] == 0
+    assert {e["provenance"] for e in telemetry["state"].values()} == {"inferred"}
+
+
 def test_cache_friendly_registers_never_stack_either():
     once, _ = compile_messages(session(), schema=CODING, mode="cache_friendly")
     twice, _ = compile_messages(once, schema=CODING, mode="cache_friendly")
