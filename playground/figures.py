@@ -22,7 +22,9 @@ class SlotFigures:
     change_rate: float | None
     judged: int | None
     correct: int | None
-    interval: tuple[float, float] | None
+    units: int | None  # independent (family, turn, slot) units the judged rows make
+    units_correct: int | None
+    interval: tuple[float, float] | None  # over units when they are given, else rows
     unmeasured: str | None  # why precision is unmeasured, when it is
 
     @property
@@ -31,14 +33,21 @@ class SlotFigures:
 
     @property
     def precision_note(self) -> str:
-        """``17/18 judged correct (95% CI 74.2–99.0%)`` or why it is unmeasured."""
+        """``10/11 units judged correct (18 rows; 95% CI 62.3–98.4%)`` or why it is
+        unmeasured. A block without units (an older or a custom schema) reads by rows."""
         if self.unmeasured is not None:
             return self.unmeasured
-        note = f"{self.correct}/{self.judged} judged correct"
+        details = []
+        if self.units is not None and self.units_correct is not None:
+            note = f"{self.units_correct}/{self.units} units judged correct"
+            if self.judged != self.units:
+                details.append(f"{self.judged} rows")
+        else:
+            note = f"{self.correct}/{self.judged} judged correct"
         if self.interval:
             low, high = self.interval
-            note += f" (95% CI {low * 100:.1f}–{high * 100:.1f}%)"
-        return note
+            details.append(f"95% CI {low * 100:.1f}–{high * 100:.1f}%")
+        return f"{note} ({'; '.join(details)})" if details else note
 
 
 @dataclass(frozen=True)
@@ -100,6 +109,8 @@ def _slot(name: str, observed: dict, precision) -> SlotFigures:
         change_rate=float(rate) if isinstance(rate, int | float) else None,
         judged=_int(judged.get("judged")),
         correct=_int(judged.get("correct")),
+        units=_int(judged.get("units")),
+        units_correct=_int(judged.get("units_correct")),
         interval=_interval(judged.get("wilson95")),
         unmeasured=unmeasured,
     )

@@ -15,7 +15,8 @@ corpus it also scores each transcript's final register against the gold actions
 
 Precision is never computed from the corpus. It comes from the label file
 ``tests/bench/labels/<schema>.json``: rows a developer judged by reading the
-turn. This script only counts them and puts a Wilson interval around the count.
+turn. This script counts them, rows and independent units (one per transcript family,
+turn and slot), and puts a Wilson interval around the count of units.
 With ``--write`` every figure lands in the schema's ``_measurement`` block, so no
 figure there is typed by hand; a label row that no longer reproduces (the
 patterns changed under it) stops the write until it is judged again.
@@ -228,7 +229,23 @@ def read_labels(schema_name: str) -> dict:
 
 
 def precision_block(schema: Schema, labels: dict) -> dict:
-    """Per slot: judged, correct, Wilson 95%, independent units; or why unmeasured."""
+    """Per slot: judged rows and how many were correct, the independent units they make
+    and how many were correct, the Wilson 95% interval over those units, and how many
+    transcript families the units come from; or why the slot is unmeasured.
+
+    A unit is one (transcript family, turn, slot), as in ``labelling.precision``: the same
+    turn of two replays of one task is one piece of evidence, not two, and an incorrect
+    row sinks its unit. The interval is over units, so rows read twice do not narrow it.
+
+    Example:
+        >>> from compiler import load_schema
+        >>> rows = [{"cluster": "f", "turn": 3, "slot": "current_file", "verdict": v}
+        ...         for v in ("correct", "correct")]
+        >>> rows.append({"cluster": "g", "turn": 1, "slot": "current_file", "verdict": "correct"})
+        >>> block = precision_block(load_schema("coding"), {"rows": rows, "method": "read"})
+        >>> {k: block["current_file"][k] for k in ("judged", "units", "units_correct", "families")}
+        {'judged': 3, 'units': 2, 'units_correct': 2, 'families': 2}
+    """
     block = {}
     for slot in schema.slot_names:
         rows = [r for r in labels.get("rows", ()) if r["slot"] == slot]
@@ -236,13 +253,19 @@ def precision_block(schema: Schema, labels: dict) -> dict:
             reason = labels.get("unmeasured", {}).get(slot, "no judged rows")
             block[slot] = f"unmeasured: {reason}"
             continue
-        correct = sum(1 for r in rows if r["verdict"] == "correct")
+        units: dict[tuple, bool] = {}
+        for r in rows:
+            unit = (r["cluster"], r["turn"], r["slot"])
+            units[unit] = units.get(unit, True) and r["verdict"] == "correct"
+        correct_units = sum(units.values())
         block[slot] = {
             "judged": len(rows),
-            "correct": correct,
-            "independent_units": len({r["cluster"] for r in rows}),
+            "correct": sum(1 for r in rows if r["verdict"] == "correct"),
+            "units": len(units),
+            "units_correct": correct_units,
+            "families": len({r["cluster"] for r in rows}),
             "method": labels["method"],
-            "wilson95": wilson95(correct, len(rows)),
+            "wilson95": wilson95(correct_units, len(units)),
         }
     return block
 

@@ -120,6 +120,26 @@ def test_a_judged_slot_reads_as_correct_of_judged_with_its_interval():
     assert slot.precision_note == "28/30 judged correct (95% CI 78.7–98.2%)"
 
 
+def test_a_slot_judged_by_units_reads_units_then_rows_and_the_interval_over_units():
+    precision = {
+        "judged": 18,
+        "correct": 17,
+        "units": 11,
+        "units_correct": 10,
+        "wilson95": [0.623, 0.984],
+    }
+    summary = {"name": "s", "slots": ["a"], "measurement": {"precision": {"a": precision}}}
+    (slot,) = figures_of(summary).slots
+    assert slot.precision_note == "10/11 units judged correct (18 rows; 95% CI 62.3–98.4%)"
+
+
+def test_the_shipped_coding_schema_reads_its_interval_over_units():
+    (slot,) = [s for s in figures_of(schema_summary("coding")).slots if s.slot == "current_file"]
+    block = schema_summary("coding")["measurement"]["precision"]["current_file"]
+    assert slot.precision_note.startswith(f"{block['units_correct']}/{block['units']} units")
+    assert block["units"] < block["judged"]  # replays of one turn are one unit
+
+
 def test_a_schema_without_a_measurement_block_is_unmeasured_not_zero():
     figures = figures_of({"name": "s", "slots": ["a"], "summary": "Custom."})
     (slot,) = figures.slots
