@@ -42,3 +42,29 @@ def test_recall_counts_what_the_compiled_history_still_shows():
 def test_no_probe_no_rate():
     got = identifier_recall(lambda m: (m, {}), [[{"role": "user", "content": "hi"}]])
     assert got.rate is None and got.turns == 0
+
+
+def test_an_observation_filed_under_user_is_a_payload_not_something_the_user_said():
+    # SWE-agent files every tool result under ``user``: a file view is a payload
+    view = "[File: /repo/src/fields.py (1997 lines total)]\n1474:    def _format_num(self, value):"
+    history = [
+        {"role": "user", "content": "Fix the rounding in TimeDelta serialization."},
+        {"role": "user", "content": view},
+        _tool_call({"command": "edit 1474:1474"}),
+    ]
+    (probe,) = probes(history)
+    assert probe.wanted == {"1474"}
+
+
+def test_an_identifier_counts_as_kept_only_whole():
+    history = [
+        {"role": "user", "content": "Which card?"},
+        {"role": "tool", "content": '{"card_ending": "4336"}'},
+        {"role": "assistant", "content": "The card ending 4336."},
+    ]
+
+    def mangled(messages):  # the digits survive only inside a longer number
+        return [{**m, "content": m["content"].replace("4336", "43360")} for m in messages], {}
+
+    assert identifier_recall(mangled, [history]).kept == 0
+    assert identifier_recall(lambda m: (m, {}), [history]).kept == 1

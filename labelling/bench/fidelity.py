@@ -8,6 +8,13 @@ before it — the history before that turn is compiled, as an agent loop compile
 that very call, and the identifier is looked for in the compiled messages. Recall is
 found / looked for, over every such (turn, identifier) pair.
 
+A payload is a ``tool`` turn, or a ``user`` turn whose text a tool wrote: SWE-agent and
+similar harnesses file every observation under ``user``, and counting those as things
+the user said left the coding corpora with almost nothing to probe. Whether text was
+written by a tool is ``compiler.classify.looks_like_machine_output``, the same test for
+both libraries. An identifier counts as kept only as a whole identifier of the compiled
+text, so ``4336`` is not found in ``43360``.
+
 An identifier is a run of letters, digits and underscores (with an optional leading
 ``#``) that holds a digit and is at least four characters long: order and reservation
 numbers, item ids, card endings, flight numbers, prices. Words without a digit are left
@@ -22,6 +29,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from compiler.classify import looks_like_machine_output
 from compiler.messages import content_text
 
 _IDENTIFIER = re.compile(r"(?<![\w#])#?[A-Za-z0-9_]*\d[A-Za-z0-9_]*(?:\.\d+)?")
@@ -73,6 +81,9 @@ def probes(messages: list[dict]) -> list[Probe]:
         ... ]
         >>> [(p.turn, sorted(p.wanted)) for p in probes(history)]
         [(2, ['5550001'])]
+        >>> history[1]["role"] = "user"  # a harness that files observations as user turns
+        >>> [(p.turn, sorted(p.wanted)) for p in probes(history)]
+        [(2, ['5550001'])]
     """
     learned: set[str] = set()
     said: set[str] = set()
@@ -82,10 +93,13 @@ def probes(messages: list[dict]) -> list[Probe]:
         if wanted:
             found.append(Probe(turn, messages[:turn], frozenset(wanted)))
         role = message.get("role")
-        if role == "tool":
-            learned |= identifiers(content_text(message.get("content")))
-        elif role in ("user", "system"):
-            said |= identifiers(content_text(message.get("content")))
+        if role not in ("tool", "user", "system"):
+            continue
+        text = content_text(message.get("content"))
+        if role == "tool" or (role == "user" and looks_like_machine_output(text)):
+            learned |= identifiers(text)
+        else:
+            said |= identifiers(text)
     return found
 
 
@@ -125,10 +139,10 @@ def identifier_recall(
     for messages in transcripts:
         for probe in probes(messages):
             compiled, _ = compile_messages(copy.deepcopy(probe.history))
-            visible = "\n".join(_visible(message) for message in compiled)
+            visible = identifiers("\n".join(_visible(message) for message in compiled))
             recall.turns += 1
             recall.wanted += len(probe.wanted)
-            recall.kept += sum(word in visible for word in probe.wanted)
+            recall.kept += len(probe.wanted & visible)
     return recall
 
 
