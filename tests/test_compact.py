@@ -856,7 +856,40 @@ def test_the_major_allergens_and_more_personal_data_are_safety_signals(text):
     assert has_safety_signal(text)
 
 
-@pytest.mark.parametrize("text", ["eggshell white", "milky way", "soyuz", "sesamestreet"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Contains: fish",
+        "contains dairy",
+        "contains_nuts: true",
+        "crustaceans",
+        "sulphites added",
+        '{"expire_date": "2024-06-01"}',
+        "will expire soon",
+        "best_by: 2024-06-01",
+        "sell by 2024-06-01",
+        "lot quarantined",
+        "contaminated batch",
+        "UNSAFE for children",
+        "is_hazmat: true",
+        "toxic if swallowed",
+        "poisonous",
+        "password: hunter2",
+        "door passcode 4921",
+    ],
+)
+def test_the_words_the_peer_keeps_and_more_expiry_spellings_are_safety_signals(text):
+    # (audit finding: fish, the ninth major allergen, and these words went unseen, and the
+    # peer keeps dairy, unsafe, quarantine, contamination and passwords)
+    assert has_safety_signal(text)
+    rows = [{"id": i, "note": "in stock"} for i in range(25)]
+    rows[14]["note"] = text
+    assert "\n[14," in compact(json.dumps({"items": rows})).text  # the row is kept
+
+
+@pytest.mark.parametrize(
+    "text", ["eggshell white", "milky way", "soyuz", "sesamestreet", "selfish", "donuts"]
+)
 def test_a_word_that_only_holds_an_allergen_is_no_signal(text):
     assert not has_safety_signal(text)
 
