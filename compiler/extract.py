@@ -1,6 +1,7 @@
 """The read path: schema patterns over speech, and only over speech.
 
-Per turn and slot, the earliest match that is not negated wins. Nothing is
+Per turn and slot, the earliest match that is not negated wins, unless the speaker
+corrects it later in the turn ("sorry, my mistake: ship it to ..."). Nothing is
 read from machine output (tool results, listings, traces), from an agent's
 options menu, or from system messages: those say what exists or what the
 rules are, not what the conversation settled on.
@@ -196,7 +197,8 @@ def _argument_at(arguments, steps: tuple[tuple[str, int | None], ...]) -> str | 
 
 
 def extract_turn(text: str, turn: int, schema: Schema) -> list[Observation]:
-    """Every slot's first non-negated match in one turn's text. Text is read in NFC, so
+    """Every slot's first non-negated match in one turn's text, or the value a correction
+    later in the turn replaced it with (``_corrected``). Text is read in NFC, so
     a decomposed "café" (e + combining accent) matches as the composed one does and the
     value is written composed."""
     if not text:
@@ -216,6 +218,8 @@ def extract_turn(text: str, turn: int, schema: Schema) -> list[Observation]:
                 break  # the turn lacks what every pattern of the slot needs
         else:
             hit = _first_match(text, folded, slot)
+            if hit is not None:
+                hit = _corrected(text, folded, slot, hit)
             if hit is not None:
                 value, start, end = hit
                 observations.append(
@@ -255,6 +259,60 @@ def _first_match(text: str, folded: str, slot: Slot) -> tuple[str, int, int] | N
             end = match.end()
             resume = end if end > start else start + 1
     return best
+
+
+# A speaker correcting themselves within one turn: "ship it to 12 Oak Street. Sorry, my
+# mistake: ship it to 45 Elm Road". A cue before the new value (``_CORRECTION``) or after it
+# ("... pay with Visa instead") says the later value replaces the earlier one. An apology
+# alone is no cue ("Sorry, my billing address is ..." names another address), nor is
+# "rather" ("Visa rather than PayPal" names the value first).
+_CORRECTION = re.compile(
+    r"\b(?:actually|i\s+mean|i\s+meant|my\s+mistake|correction|scratch\s+that|on\s+second\s+thought"
+    r"|make\s+(?:that|it)|change\s+(?:that|it)\s+to|(?P<after>instead))\b"
+)
+
+
+def _corrected(text: str, folded: str, slot: Slot, hit: tuple[str, int, int]):
+    """The value a turn settles on for ``slot``, given its first match ``hit``: a later
+    match that a correction cue introduces (or, for "instead", closes)
+    replaces it, as often as the speaker corrects themselves.
+
+    Example:
+        >>> from compiler import load_schema
+        >>> slot = load_schema("logistics").slot("payment_method")
+        >>> text = "I would like to pay with PayPal. Hmm, actually, I would like to pay with Visa."
+        >>> _corrected(text, text.lower(), slot, _first_match(text, text.lower(), slot))[0]
+        'Visa'
+        >>> text = "Pay with PayPal, as I said. The refund should go back the same way."
+        >>> _corrected(text, text.lower(), slot, _first_match(text, text.lower(), slot))[0]
+        'PayPal'
+    """
+    if len(folded) != len(text):  # (a folded character changed length: positions differ)
+        return hit
+    at = hit[2]
+    while (cue := _CORRECTION.search(folded, at)) is not None:
+        if cue["after"]:  # the value before the cue, after the one held
+            later = _last_before(text, folded, slot, at, cue.start())
+        else:
+            later = _match_from(text, folded, slot, cue.end())
+        if later is not None and later[0] != hit[0]:
+            hit = later
+        at = max(cue.end(), hit[2])
+    return hit
+
+
+def _match_from(text: str, folded: str, slot: Slot, start: int):
+    """The first match in ``text[start:]``, with positions in ``text``."""
+    found = _first_match(text[start:], folded[start:], slot)
+    return None if found is None else (found[0], found[1] + start, found[2] + start)
+
+
+def _last_before(text: str, folded: str, slot: Slot, start: int, end: int):
+    """The last match that begins in ``text[start:end]``."""
+    last = None
+    while (found := _match_from(text, folded, slot, start)) is not None and found[1] < end:
+        last, start = found, found[2]
+    return last
 
 
 def _reading(match: re.Match, text: str) -> str:

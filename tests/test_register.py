@@ -231,3 +231,39 @@ def test_a_pattern_with_more_than_one_group_reads_the_last_group_that_matched(pa
     dag = StateDAG()
     dag.register_entity_schema("place", [pattern])
     assert [o.value for o in dag.observe(0, text)] == [value]
+
+
+@pytest.mark.parametrize(
+    ("text", "slot", "value"),
+    [
+        # a correction inside one turn: the later statement is the later write
+        (
+            "Please ship it to 12 Oak Street. Sorry, my mistake: please ship it to 45 Elm Road.",
+            "delivery_address",
+            "45 Elm Road",
+        ),
+        (
+            "I would like to pay with PayPal. Hmm, actually, I would like to pay with Visa.",
+            "payment_method",
+            "Visa",
+        ),
+        ("I paid with PayPal. No, pay with Visa instead.", "payment_method", "Visa"),
+        (
+            "Pay with PayPal. Actually, pay with Visa. Actually, I mean pay with gift card.",
+            "payment_method",
+            "gift card",
+        ),
+        # no correction: the first statement stands
+        (
+            "Please ship it to 12 Oak Street. Sorry, my billing address is 45 Elm Road.",
+            "delivery_address",
+            "12 Oak Street",
+        ),
+        ("Actually, I want to pay with PayPal. Visa was declined.", "payment_method", "PayPal"),
+        ("Pay with PayPal, as before. Can you do that instead?", "payment_method", "PayPal"),
+    ],
+)
+def test_a_correction_within_one_turn_is_the_value_the_turn_settles_on(text, slot, value):
+    messages = [{"role": "user", "content": text}, {"role": "assistant", "content": "OK."}]
+    _, tel = compile_messages(messages, schema=load_schema("logistics"))
+    assert tel["active_state_slots"][slot] == value
