@@ -102,11 +102,18 @@ def classify_next(message: Message, task_seen: bool) -> tuple[Kind, bool]:
     return kind, task_seen
 
 
+_OWN_WORDS = frozenset({"system", "assistant"})
+
+
 def _kind(message: Message) -> Kind:
     text = message.text
     if message.role == "assistant" and message.tool_calls and not text.strip():
         return Kind.TOOL_CALL
-    if message.role == "tool" or looks_like_machine_output(text):
+    if message.role == "tool":
+        return Kind.MACHINE
+    # the operator's rules and the agent's own words are never tool output, whatever
+    # their shape: a system prompt written as JSON is not a payload to cut down
+    if message.role not in _OWN_WORDS and looks_like_machine_output(text):
         return Kind.MACHINE
     if message.role == "assistant" and looks_like_option_menu(text):
         return Kind.MENU

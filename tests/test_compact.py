@@ -947,3 +947,47 @@ def test_the_standard_library_of_a_windows_install_is_no_project_code():
     result = compact(f"Traceback (most recent call last):\n{frames}RuntimeError: loop closed\n")
     assert all(f'views.py", line {n},' in result.text for n in range(6))
     assert "[… 22 frames omitted (truncated=true) …]" in result.text
+
+
+def _tools_json(n: int = 30) -> str:
+    tools = [{"name": f"tool_{i}", "description": f"Does thing number {i}."} for i in range(n)]
+    return json.dumps({"policy": "Never refund more than 500 without approval.", "tools": tools})
+
+
+@pytest.mark.parametrize("role", ["system", "assistant"])
+def test_the_operators_and_the_agents_own_json_is_never_compacted(role):
+    # (audit finding: a system prompt written as JSON lost 27 of its 30 tool definitions)
+    from compiler import compile_messages
+
+    own = {"role": role, "content": _tools_json()}
+    if role == "assistant":
+        own["tool_calls"] = [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        ]
+    answer = [{"role": "tool", "tool_call_id": "c1", "content": "done"}]
+    messages = [
+        own,
+        *(answer if role == "assistant" else []),
+        {"role": "user", "content": "Hello, can you help?"},
+        {"role": "assistant", "content": "Sure."},
+        {"role": "user", "content": "Thanks."},
+        {"role": "assistant", "content": "Anything else?"},
+    ]
+    compiled, tel = compile_messages(messages)
+    assert compiled[0]["content"] == own["content"]
+    assert tel["tool_payloads_compacted"] == 0
+
+
+def test_the_same_json_filed_under_user_is_still_a_payload():
+    from compiler import compile_messages
+
+    messages = [
+        {"role": "user", "content": "List the tools."},
+        {"role": "user", "content": _tools_json()},
+        {"role": "assistant", "content": "Here they are."},
+        {"role": "user", "content": "Thanks."},
+        {"role": "assistant", "content": "Anything else?"},
+    ]
+    compiled, tel = compile_messages(messages)
+    assert tel["tool_payloads_compacted"] == 1
+    assert "27 omitted (truncated=true)" in compiled[1]["content"]
