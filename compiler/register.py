@@ -18,6 +18,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from functools import partial
 
+from compiler.dates import iso_date
 from compiler.extract import PROVENANCE_RANK, Observation, Op, Provenance
 from compiler.frozen import build
 
@@ -224,6 +225,7 @@ class RegisterFold:
         )
 
 
+_DATE_CHARS = 30  # longer than any date ``iso_date`` reads ("September 30th, 2024")
 REVOKED_SLOT = "revoked_slot_not_inferred"  # the kind of refusal for a value said after a revoke
 _REVOKED_WHY = "the slot was revoked; only a declaration sets it again"
 
@@ -295,12 +297,20 @@ def register(observations: tuple[Observation, ...], *, immutable=frozenset()) ->
 
 
 def _spelling(value: str) -> str:
-    """What makes two values the same value: case and Unicode composition aside.
+    """What makes two values the same value: case and Unicode composition aside, and a
+    date with its year however it is written (a date without one is compared as text:
+    May 20 of which year is not for the register to guess).
 
     Example:
         >>> _spelling("Zu\u0308rich") == _spelling("ZÜRICH")
         True
+        >>> _spelling("May 13, 2024") == _spelling("2024-05-13") != _spelling("May 13")
+        True
     """
+    if len(value) <= _DATE_CHARS and any(c.isdigit() for c in value):
+        date = iso_date(value)
+        if date is not None:
+            return date
     if value.isascii():
         return value.casefold()
     return unicodedata.normalize("NFC", value).casefold()

@@ -267,3 +267,23 @@ def test_a_correction_within_one_turn_is_the_value_the_turn_settles_on(text, slo
     messages = [{"role": "user", "content": text}, {"role": "assistant", "content": "OK."}]
     _, tel = compile_messages(messages, schema=load_schema("logistics"))
     assert tel["active_state_slots"][slot] == value
+
+
+def test_a_date_written_another_way_is_a_reaffirmation_not_a_conflict():
+    # (the airline corpus: said "May 13, 2024", acted 2024-05-13; counted as a conflict)
+    said = Observation("flight_date", "May 13, 2024", 2, Provenance.INFERRED)
+    acted = Observation("flight_date", "2024-05-13", 4, Provenance.ACTED)
+    reg = register((said, acted))
+    (entry,) = reg.active
+    assert (entry.value, entry.provenance, entry.supports) == ("May 13, 2024", "acted", (2, 4))
+    assert reg.conflicts == () and reg.reaffirmations == 1
+    # the order the other way: the weaker spelling reaffirms the acted value
+    reg = register((Observation("flight_date", "2024-05-13", 2, Provenance.ACTED), said))
+    assert reg.conflicts == () and reg.active[0].value == "2024-05-13"
+
+
+@pytest.mark.parametrize("other", ["May 13", "2025-05-13", "May 14, 2024"])
+def test_a_date_without_its_year_or_on_another_day_is_another_value(other):
+    acted = Observation("flight_date", "2024-05-13", 2, Provenance.ACTED)
+    reg = register((acted, Observation("flight_date", other, 4, Provenance.INFERRED)))
+    assert [c.refused_value for c in reg.conflicts] == [other]

@@ -11,10 +11,11 @@ with this module.
 
 from __future__ import annotations
 
-import datetime
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+from compiler import dates
 
 if TYPE_CHECKING:
     from labelling.bench.compare import Outcome, Transcript
@@ -92,27 +93,9 @@ def _gather(gold: dict[str, set[str]], kwargs: dict, mapping: dict[str, str]) ->
 
 # -- normalising values for the gold comparison -----------------------------
 
-_MONTH_NAMES = (
-    "january", "february", "march", "april", "may", "june",
-    "july", "august", "september", "october", "november", "december",
-)  # fmt: skip
-_MONTHS = {
-    name: number
-    for number, full in enumerate(_MONTH_NAMES, start=1)
-    for name in (full, full[:3], "sept" if full == "september" else full)
-}
-_ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
-_YEAR = r"(?:,?\s+(\d{4}))?"
-_DATES = (
-    (re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})"), ("y", "m", "d")),
-    (re.compile(rf"([a-z]+)\.?\s+{_ORDINAL}{_YEAR}"), ("mon", "d", "y")),
-    (re.compile(rf"{_ORDINAL}\s+(?:of\s+)?([a-z]+)\.?{_YEAR}"), ("d", "mon", "y")),
-    (re.compile(r"(\d{1,2})/(\d{1,2})(?:/(\d{4}))?"), ("m", "d", "y")),
-)
-
 
 def iso_date(text: str) -> str | None:
-    """``text`` as an ISO date if it is one (the year defaults to 2024), else None.
+    """``text`` as an ISO date if it is one, a date without a year read as the corpus's.
 
     Example:
         >>> [iso_date(t) for t in ("May 20", "May 20, 2024", "2024-05-20", "20th of May")]
@@ -122,23 +105,7 @@ def iso_date(text: str) -> str | None:
         >>> iso_date("May 32"), iso_date("economy")
         (None, None)
     """
-    text = " ".join(text.casefold().split())
-    for pattern, fields in _DATES:
-        found = pattern.fullmatch(text)
-        if found:
-            return _date(dict(zip(fields, found.groups(), strict=True)))
-    return None
-
-
-def _date(parts: dict[str, str | None]) -> str | None:
-    month = _MONTHS.get(parts["mon"]) if "mon" in parts else int(parts["m"])
-    if month is None:
-        return None
-    try:
-        day = datetime.date(int(parts["y"] or CORPUS_YEAR), month, int(parts["d"]))
-    except ValueError:
-        return None
-    return day.isoformat()
+    return dates.iso_date(text, year=CORPUS_YEAR)
 
 
 def normalise(slot: str, value: str) -> str:
