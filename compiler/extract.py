@@ -262,57 +262,53 @@ def _first_match(text: str, folded: str, slot: Slot) -> tuple[str, int, int] | N
 
 
 # A speaker correcting themselves within one turn: "ship it to 12 Oak Street. Sorry, my
-# mistake: ship it to 45 Elm Road". A cue before the new value (``_CORRECTION``) or after it
-# ("... pay with Visa instead") says the later value replaces the earlier one. An apology
-# alone is no cue ("Sorry, my billing address is ..." names another address), nor is
-# "rather" ("Visa rather than PayPal" names the value first).
+# mistake: ship it to 45 Elm Road". Only an explicit self-correction counts, and only when
+# the new value follows it at once, in the same sentence: "actually", "I mean" or "instead"
+# are as often a story about another address or a past order ("Actually, my old address
+# was 45 Elm Road", "My wife paid with PayPal instead"), and a wrong value in the header the
+# model is told to trust costs more than a correction read one turn late.
 _CORRECTION = re.compile(
-    r"\b(?:actually|i\s+mean|i\s+meant|my\s+mistake|correction|scratch\s+that|on\s+second\s+thought"
-    r"|make\s+(?:that|it)|change\s+(?:that|it)\s+to|(?P<after>instead))\b"
+    r"\b(?:my\s+mistake|correction|scratch\s+that|i\s+meant|sorry,?\s+i\s+mean"
+    r"|make\s+that|change\s+(?:that|it)\s+to)\b[\s:,;-]*"
 )
+CORRECTION_REACH = 30  # the new value must begin within this many characters of the cue
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)|\n")
 
 
 def _corrected(text: str, folded: str, slot: Slot, hit: tuple[str, int, int]):
-    """The value a turn settles on for ``slot``, given its first match ``hit``: a later
-    match that a correction cue introduces (or, for "instead", closes)
-    replaces it, as often as the speaker corrects themselves.
+    """The value a turn settles on for ``slot``, given its first match ``hit``: a match
+    beginning right after an explicit correction cue, in the same sentence, replaces it,
+    as often as the speaker corrects themselves.
 
     Example:
         >>> from compiler import load_schema
-        >>> slot = load_schema("logistics").slot("payment_method")
-        >>> text = "I would like to pay with PayPal. Hmm, actually, I would like to pay with Visa."
-        >>> _corrected(text, text.lower(), slot, _first_match(text, text.lower(), slot))[0]
-        'Visa'
-        >>> text = "Pay with PayPal, as I said. The refund should go back the same way."
-        >>> _corrected(text, text.lower(), slot, _first_match(text, text.lower(), slot))[0]
-        'PayPal'
+        >>> slot = load_schema("logistics").slot("delivery_address")
+        >>> def settled(text):
+        ...     hit = _first_match(text, text.lower(), slot)
+        ...     return _corrected(text, text.lower(), slot, hit)[0]
+        >>> settled("Ship it to 12 Oak Street. Sorry, my mistake: ship it to 45 Elm Road.")
+        '45 Elm Road'
+        >>> settled("Ship it to 12 Oak Street. Actually, my old address was 45 Elm Road.")
+        '12 Oak Street'
     """
     if len(folded) != len(text):  # (a folded character changed length: positions differ)
         return hit
     at = hit[2]
     while (cue := _CORRECTION.search(folded, at)) is not None:
-        if cue["after"]:  # the value before the cue, after the one held
-            later = _last_before(text, folded, slot, at, cue.start())
-        else:
-            later = _match_from(text, folded, slot, cue.end())
-        if later is not None and later[0] != hit[0]:
-            hit = later
-        at = max(cue.end(), hit[2])
+        at = cue.end()
+        # the value must start near the cue, so only a short stretch after it is read
+        # (this keeps a long turn with many cues linear)
+        stretch = slice(at, at + CORRECTION_REACH + _VALUE_REACH)
+        end = _SENTENCE_END.search(text[stretch], 0, CORRECTION_REACH)
+        reach = CORRECTION_REACH if end is None else end.start()
+        later = _first_match(text[stretch], folded[stretch], slot)
+        if later is not None and later[1] <= reach and later[0] != hit[0]:
+            hit = (later[0], later[1] + at, later[2] + at)
+            at = hit[2]
     return hit
 
 
-def _match_from(text: str, folded: str, slot: Slot, start: int):
-    """The first match in ``text[start:]``, with positions in ``text``."""
-    found = _first_match(text[start:], folded[start:], slot)
-    return None if found is None else (found[0], found[1] + start, found[2] + start)
-
-
-def _last_before(text: str, folded: str, slot: Slot, start: int, end: int):
-    """The last match that begins in ``text[start:end]``."""
-    last = None
-    while (found := _match_from(text, folded, slot, start)) is not None and found[1] < end:
-        last, start = found, found[2]
-    return last
+_VALUE_REACH = 300  # longer than a value a slot pattern reads, for the stretch read after a cue
 
 
 def _reading(match: re.Match, text: str) -> str:
