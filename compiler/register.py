@@ -120,7 +120,7 @@ class RegisterFold:
         if current is None:
             self._set(current, obs)
             return
-        same = _spelling(current.value) == _spelling(obs.value)
+        same = value_key(current.value) == value_key(obs.value)
         if self._blocked(current, obs, same):
             return
         if same:
@@ -296,15 +296,15 @@ def register(observations: tuple[Observation, ...], *, immutable=frozenset()) ->
     return fold.result()
 
 
-def _spelling(value: str) -> str:
+def value_key(value: str) -> str:
     """What makes two values the same value: case and Unicode composition aside, and a
     date with its year however it is written (a date without one is compared as text:
     May 20 of which year is not for the register to guess).
 
     Example:
-        >>> _spelling("Zu\u0308rich") == _spelling("ZÜRICH")
+        >>> value_key("Zu\u0308rich") == value_key("ZÜRICH")
         True
-        >>> _spelling("May 13, 2024") == _spelling("2024-05-13") != _spelling("May 13")
+        >>> value_key("May 13, 2024") == value_key("2024-05-13") != value_key("May 13")
         True
     """
     if len(value) <= _DATE_CHARS and any(c.isdigit() for c in value):

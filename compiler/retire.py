@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from compiler.classify import Kind
-from compiler.register import REVOKED_SLOT, Entry, Register
+from compiler.register import REVOKED_SLOT, Entry, Register, value_key
 
 KEEP_LAST = 2
 
@@ -108,7 +108,9 @@ def disputed_turns(register: Register) -> frozenset[int]:
     """Turns that said a value the register refused, while what it refused it for still
     stands: a conflict whose kept value is still live, or a value said after the slot was
     revoked while it stays revoked. Such a turn carries a fact nothing superseded, the only
-    place the model can see that someone disagreed, so it is not retired.
+    place the model can see that someone disagreed, so it is not retired. Only the latest
+    turn to say each refused value is kept: a user who repeats "900 Pine Ave" twenty times
+    disagrees once, and keeping every repetition would stop a long session retiring.
 
     Example:
         >>> from compiler.extract import Observation, Provenance
@@ -117,15 +119,25 @@ def disputed_turns(register: Register) -> frozenset[int]:
         >>> declared = Observation("addr", "3 Oak", 1, Provenance.DECLARED)
         >>> disputed_turns(register((declared, said)))
         frozenset({2})
+        >>> again = Observation("addr", "9 ELM", 5, Provenance.INFERRED)
+        >>> disputed_turns(register((declared, said, again)))  # the latest says it
+        frozenset({5})
         >>> later = Observation("addr", "5 Ash", 4, Provenance.DECLARED)
         >>> disputed_turns(register((declared, said, later)))  # the dispute is moot
         frozenset()
     """
     live = {entry.slot: entry.turn for entry in register.history if entry.live}
-    turns = {c.refused_turn for c in register.conflicts if live.get(c.slot) == c.kept.turn}
+    latest: dict[tuple[str, str], int] = {}  # (slot, refused value) → the latest turn
+    for c in register.conflicts:
+        if live.get(c.slot) == c.kept.turn:
+            key = (c.slot, value_key(c.refused_value))
+            latest[key] = max(c.refused_turn, latest.get(key, c.refused_turn))
     voided = set(register.revoked)
-    turns.update(r.turn for r in register.refusals if r.kind == REVOKED_SLOT and r.slot in voided)
-    return frozenset(turns)
+    for r in register.refusals:
+        if r.kind == REVOKED_SLOT and r.slot in voided:
+            key = (r.slot, value_key(r.value or ""))
+            latest[key] = max(r.turn, latest.get(key, r.turn))
+    return frozenset(latest.values())
 
 
 def retirement_violations(register: Register, proposed) -> list[Violation]:

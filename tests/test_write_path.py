@@ -493,3 +493,20 @@ def test_a_value_said_after_a_revoke_is_reported_and_its_turn_kept():
     assert tel["rejected_writes"][0]["attempted_value"] == "45 Elm Road"
     assert 2 not in tel["retired_turn_indices"]
     assert any("45 Elm Road" in (m.get("content") or "") for m in compiled)
+
+
+def test_a_dispute_repeated_turn_after_turn_keeps_only_its_latest_turn():
+    # (review: every repetition was kept, and a long session stopped retiring)
+    messages = [
+        user("I need to change my order."),
+        asst("Sure. " + block(**{"assert": {"delivery_address": "900 Pine Avenue, Suite 12"}})),
+    ]
+    for method in ("credit card", "PayPal", "debit card", "gift card", "Visa"):
+        messages += [
+            user(f"Keep shipping to 12 Oak Street. This time pay with {method}."),
+            asst("Noted."),
+        ]
+    messages += [user("Thanks."), asst("Bye.")]
+    _, tel = compile_(messages, schema=LOGISTICS)
+    assert [c["refused_turn"] for c in tel["conflicts"]] == [2, 4, 6, 8, 10]
+    assert tel["retired_turn_indices"] == [2, 4, 6, 8]  # turn 10 still shows the dispute
