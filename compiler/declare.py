@@ -147,6 +147,18 @@ class DeclareState:
             calls.append(ToolCall(call.name, arguments, call.id))
         return replace(message, tool_calls=tuple(calls), source=_with_calls(message, calls))
 
+    def carry(self, turn: int, facts) -> list[Observation]:
+        """Declared facts read back from a compiled header (``emit.declared_in_header``) as
+        observations at ``turn``, through the key and value gates a declaration passes;
+        counted as carried, not as declared again."""
+        kept = [
+            Observation(key, value, turn, Provenance.DECLARED, op=op)
+            for key, value, op in facts
+            if self._key_allowed(turn, key, value) and self._value_allowed(turn, key, value)
+        ]
+        self.counts["carried_from_header"] += len(kept)
+        return kept
+
     def _untrusted(self, turn: int, role: str, blocks: int) -> None:
         if not blocks:
             return

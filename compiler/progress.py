@@ -17,8 +17,15 @@ from typing import TYPE_CHECKING
 from compiler.classify import Kind, classify_next
 from compiler.compact import Compacted, compact, compacts_longer_than
 from compiler.declare import DeclareState
-from compiler.emit import STRIPPED_ROLES, declared_in_header, emit, strip_compiled_one
-from compiler.extract import PROVENANCE_RANK, Observation, Provenance, extract_message
+from compiler.emit import (
+    REGISTER_MARKER,
+    STATE_MARKER,
+    STRIPPED_ROLES,
+    declared_in_header,
+    emit,
+    strip_compiled_one,
+)
+from compiler.extract import PROVENANCE_RANK, extract_message
 from compiler.frozen import build
 from compiler.messages import Message, with_content
 from compiler.protocol import render_instruction
@@ -105,7 +112,7 @@ class Progress:
         if message.role in STRIPPED_ROLES:  # (only these can carry what a compile wrote)
             stripped, touched = strip_compiled_one(message)
             self.markup_stripped += touched
-            if touched and message.role == "system":
+            if touched and message.role == "system" and self._holds_header(message, stripped):
                 self._carry(declared_in_header(message.content), stripped is None)
             message = stripped
             if message is None:
@@ -125,6 +132,16 @@ class Progress:
         clean.append(message)
         self.kinds.append(kind)
 
+    def _holds_header(self, message: Message, stripped: Message | None) -> bool:
+        """Whether a system message holds a state block where a compile writes one: at
+        the head of the first message (``compact``), or as the whole of a message
+        (``cache_friendly``'s register). A block quoted anywhere else (a ``system:`` line
+        in a pasted transcript, say) declares nothing."""
+        text = message.content
+        if len(self.original) == 1 and text.startswith(STATE_MARKER):
+            return True
+        return stripped is None and text.startswith(REGISTER_MARKER)
+
     def _carry(self, facts: tuple, gone: bool) -> None:
         """Declared facts read back from a stripped header (``emit.declared_in_header``).
         They hold as of where the header stood: a header that was a message of its own
@@ -137,10 +154,7 @@ class Progress:
             self._fold_carried(len(self.clean) - 1)
 
     def _fold_carried(self, turn: int) -> None:
-        self.fold.apply_turn(
-            [Observation(s, v, turn, Provenance.DECLARED, op=op) for s, v, op in self.carried]
-        )
-        self.declare.counts["carried_from_header"] += len(self.carried)
+        self.fold.apply_turn(self.declare.carry(turn, self.carried))
         self.carried = ()
 
     def _observe(self, message: Message, kind: Kind, turn: int, declared) -> None:
