@@ -23,6 +23,10 @@ class Kind(StrEnum):
     MACHINE = "machine_output"
     MENU = "option_menu"
     TOOL_CALL = "tool_call"
+    # shaped like tool output, in a turn of the operator or the agent (a system prompt
+    # written as JSON, an agent answering in JSON records): not read for facts, as
+    # machine output is not, and not a payload to compact, since they are not a tool's
+    QUOTED = "quoted_output"
 
 
 # Markers that only tools write, on a payload's first line. Anchoring them there
@@ -111,10 +115,8 @@ def _kind(message: Message) -> Kind:
         return Kind.TOOL_CALL
     if message.role == "tool":
         return Kind.MACHINE
-    # the operator's rules and the agent's own words are never tool output, whatever
-    # their shape: a system prompt written as JSON is not a payload to cut down
-    if message.role not in _OWN_WORDS and looks_like_machine_output(text):
-        return Kind.MACHINE
+    if looks_like_machine_output(text):
+        return Kind.QUOTED if message.role in _OWN_WORDS else Kind.MACHINE
     if message.role == "assistant" and looks_like_option_menu(text):
         return Kind.MENU
     return Kind.SPEECH

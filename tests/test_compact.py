@@ -991,3 +991,22 @@ def test_the_same_json_filed_under_user_is_still_a_payload():
     compiled, tel = compile_messages(messages)
     assert tel["tool_payloads_compacted"] == 1
     assert "27 omitted (truncated=true)" in compiled[1]["content"]
+
+
+def test_an_agents_reply_shaped_like_tool_output_is_not_read_for_facts_either():
+    # (review: once no longer machine output, the JSON was read as speech, and a past
+    # order's address replaced the one the user gave)
+    from compiler import compile_messages, load_schema
+
+    orders = [{"order_id": f"#W{i}", "shipping_address": f"{10 + i} Oak Street"} for i in range(25)]
+    messages = [
+        {"role": "user", "content": "Hi, please ship my new order to 45 Elm Road."},
+        {"role": "assistant", "content": "Let me look up your past orders."},
+        {"role": "user", "content": "Sure."},
+        {"role": "assistant", "content": json.dumps({"orders": orders})},
+        {"role": "user", "content": "Thanks."},
+        {"role": "assistant", "content": "Anything else?"},
+    ]
+    compiled, tel = compile_messages(messages, schema=load_schema("logistics"))
+    assert tel["active_state_slots"] == {"delivery_address": "45 Elm Road"}
+    assert messages[3]["content"] in [m["content"] for m in compiled]  # not compacted
