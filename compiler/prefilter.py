@@ -34,6 +34,10 @@ _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k
 # the same table as (character, replacement) pairs: ``str.translate`` with a table looks
 # every character of the text up in it, four ``str.replace`` calls cost a fraction of that
 _FOLD_PAIRS = tuple((chr(code), plain) for code, plain in sorted(_FOLD.items()))
+# Each Latin-1 character lower-cased, which is one Latin-1 character, and none of the four
+# above: ``str.lower`` looks each character of a text that is not ASCII up in the Unicode
+# tables, which costs many times this table (a code file with one "é" is such a text).
+_LATIN_LOWER = bytes(ord(chr(code).lower()) for code in range(256))
 
 
 def fold(text: str) -> str:
@@ -46,10 +50,26 @@ def fold(text: str) -> str:
     """
     if text.isascii():
         return text.lower()
+    try:  # a text of Latin-1 characters (most that are not ASCII) is lower-cased as bytes
+        latin = text.encode("latin-1")
+    except UnicodeEncodeError:
+        return ascii_letters(text).lower()
+    return latin.translate(_LATIN_LOWER).decode("latin-1")
+
+
+def ascii_letters(text: str) -> str:
+    """``text`` with the four non-ASCII characters that ``re.IGNORECASE`` matches against
+    an ASCII letter written as that letter, and nothing else changed: ``fold`` before it
+    lower-cases, for a caller that lower-cases ASCII letters its own way.
+
+    Example:
+        >>> ascii_letters("Fİx the ſeat, Kelvin")
+        'Fix the seat, kelvin'
+    """
     for char, plain in _FOLD_PAIRS:
         if char in text:
             text = text.replace(char, plain)
-    return text.lower()
+    return text
 
 
 def admits(clauses: Clauses | Checks, folded: str) -> bool:

@@ -10,9 +10,10 @@ number or a North American telephone number is written (``123-45-6789``,
 ``has_safety_signal`` answers whether a text has one; ``safety_spans`` says where, with
 the matches a full scan of the text would find (``segments_touched``: which of its lines a
 match overlaps, a phrase wrapped across lines included). Both are asked of every row, line
-and payload a compaction weighs, so both skip what cannot match: ASCII text is read by its
-words, terms are tried only where one can begin, addresses only where an ``@`` is, card
-numbers only inside runs of digits, and the other numbers only where their shape is.
+and payload a compaction weighs, so both skip what cannot match: text is read by its
+words, a term is tried only where a word it can begin with stands whole, addresses only
+where an ``@`` is, card numbers only inside runs of digits, and the other numbers only
+where their shape is.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from compiler.prefilter import anchored_finditer, fold, leading_literals
+from compiler.prefilter import anchored_finditer, ascii_letters, fold, leading_literals
 
 try:  # the parser behind ``re``, to spell out SAFETY_TERMS (``sre_parse`` before 3.11)
     from re import _constants as _c
@@ -125,10 +126,7 @@ def safety_spans(text: str) -> Iterator[tuple[int, int]]:
         >>> list(safety_spans("mail a@b.co, no gluten"))
         [(16, 22), (5, 11)]
     """
-    text = _unescaped(text)
-    if _LEAD_OF is not None and text.isascii():
-        return _spans(text, _ascii_leads(text))
-    return _spans(text)
+    return _spans(_unescaped(text))
 
 
 _ESCAPED_SPACE = re.compile(r"\\[nrt]")
@@ -171,21 +169,78 @@ def segments_touched(text: str, starts: Sequence[int]) -> list[bool]:
     return flags
 
 
-def _spans(text: str, leads: frozenset[str] | None = _SAFETY_LEADS) -> Iterator[tuple[int, int]]:
-    # Only positions where a safety term begins are tried (where one of ``leads``, the
-    # literals terms begin with, begins), and card numbers only inside runs of digits: the
-    # same matches as a full scan, at a fraction of the cost.
-    if leads is None or leads:  # a text whose words start no term is not even folded
-        for match in anchored_finditer(_SAFETY, text, fold(text), leads, _letter):
+def _spans(text: str) -> Iterator[tuple[int, int]]:
+    # Terms are tried only where a word they can begin with starts (``_term_starts``),
+    # card numbers only inside runs of digits, and the other numbers only where their
+    # shape is: the same matches as a full scan, at a fraction of the cost.
+    data = _as_bytes(text)
+    if _TERM_WORDS:
+        resume = 0
+        for start in _term_starts(data.translate(_LETTERS)):
+            if start < resume:
+                continue  # inside the match found last, as a scan would skip it
+            match = _SAFETY.match(text, start)
+            if match is not None:
+                yield match.span()
+                resume = match.end()
+    else:  # pragma: no cover - a term with no finite spelling: tried where a lead begins
+        for match in anchored_finditer(_SAFETY, text, fold(text), _SAFETY_LEADS, _letter):
             yield match.span()
     for match in _emails(text):
         yield match.span()
-    if _may_hold_card(text):
+    other_digit = _holds_other_digit(text)
+    if other_digit or _card_shaped(data):
         for match in _cards(text):
             yield match.span()
-    if _may_hold_id_number(text):
+    if other_digit or _id_shaped(data.translate(_SHAPE)):
         for match in _ID_NUMBER.finditer(text):
             yield match.span()
+
+
+def _as_bytes(text: str) -> bytes:
+    """``text`` as one byte per character, for the checks that run in C: an ASCII text as
+    it is; in any other, the four characters that match an ASCII letter under IGNORECASE
+    written as that letter (``prefilter.ascii_letters``), every other non-ASCII character
+    a ``?``. (``_LETTERS`` lower-cases the letters, so the text is not lower-cased.)
+
+    Example:
+        >>> _as_bytes("ſoy in Café")
+        b'soy in Caf?'
+    """
+    if text.isascii():
+        return text.encode("ascii")
+    return ascii_letters(text).encode("ascii", "replace")
+
+
+def _term_starts(letters: bytes) -> list[int]:
+    r"""Where a term may match in a text whose ``letters`` (``_as_bytes`` mapped through
+    ``_LETTERS``) are given, in order: where a word a term can begin with (a one-word
+    spelling, or a phrase's first word) stands whole.
+
+    A match begins with such a word: each of its characters is matched by a letter of a
+    term, so it is that ASCII letter in ``letters``, and the characters either side of the
+    word are no letter (``[^\W\d_]``) or a ``[\s_-]`` between words, so they are spaces
+    there (a non-ASCII character is a ``?``, which is no letter either). A word that
+    stands whole only for want of a non-ASCII letter beside it is tried and not matched.
+
+    Example:
+        >>> _term_starts(b"do  not   undo  peanut  do")
+        [0, 16, 24]
+    """
+    found = _TERM_WORDS.intersection(letters.split())  # most texts have none
+    if not found:
+        return []
+    spaced = b" " + letters + b" "
+    starts = []
+    for word in found:
+        whole = b" " + word + b" "
+        at = spaced.find(whole)
+        while at >= 0:
+            starts.append(at)  # the word starts one past the space, and spaced has one more
+            at = spaced.find(whole, at + len(word) + 1)
+    if len(found) > 1:
+        starts.sort()
+    return starts
 
 
 def _letter(char: str) -> bool:
@@ -196,25 +251,27 @@ def _letter(char: str) -> bool:
 def _may_hold_card(text: str) -> bool:
     r"""Whether ``text`` has 13 digits in a row once spaces and dashes are taken out, as a
     card number has. ``\d`` matches every decimal digit: a text whose digits are all ASCII
-    is read as ASCII bytes (any other character a ``?``, which is no digit)."""
-    if not text.isascii() and _OTHER_DIGIT.search(text):
-        return True
-    return _CARD_DIGITS in text.encode("ascii", "replace").translate(_DIGITS, b" -")
+    is read as bytes (``_as_bytes``: any other character a ``?``, which is no digit)."""
+    return _holds_other_digit(text) or _card_shaped(_as_bytes(text))
 
 
-def _may_hold_id_number(text: str) -> bool:
-    """Whether ``text`` holds the digits and separators an SSN or a telephone number begins
-    with, which the regular expression then confirms (a digit outside ASCII is matched by
-    ``\\d`` too, so such a text is always searched)."""
-    if not text.isascii() and _OTHER_DIGIT.search(text):
-        return True
-    return _id_shaped(text.encode("ascii", "replace").translate(_SHAPE))
+def _holds_other_digit(text: str) -> bool:
+    r"""Whether ``text`` holds a decimal digit outside ASCII, which ``\d`` matches too: such
+    a text is searched for numbers whatever its bytes say."""
+    return not text.isascii() and _OTHER_DIGIT.search(text) is not None
+
+
+def _card_shaped(data: bytes) -> bool:
+    # 13 digits in a row once spaces and dashes are taken out, in the text as _as_bytes reads it
+    return _CARD_DIGITS in data.translate(_DIGITS, b" -")
 
 
 def _id_shaped(shape: bytes) -> bool:
-    # every match of _ID_NUMBER holds one of these, its digits read as 0: 000-00-0000 and
-    # 000-000-0000, 000.000.0000, (000) 000-0000 and (000)000-0000
-    return b"000-00" in shape or b"(000)" in shape or b"000.000.0" in shape
+    # every match of _ID_NUMBER holds one of these, its digits read as 0: a whole SSN
+    # (000-00-0000), or the end of a telephone number (000-0000 or 000.0000). A date
+    # (0000-00-00) holds neither, so a payload full of dates is not searched for one (a
+    # search that tries the pattern at every character).
+    return b"000-00-0000" in shape or b"000-000" in shape or b"000.000" in shape
 
 
 def _emails(text: str) -> Iterator[re.Match]:
@@ -348,35 +405,13 @@ def _ascii_signal(text: str, index: _WordIndex) -> bool:
                 return True
     if b"@" in data and next(_emails(text), None) is not None:
         return True
-    if _CARD_DIGITS in data.translate(_DIGITS, b" -") and next(_cards(text), None) is not None:
+    if _card_shaped(data) and next(_cards(text), None) is not None:
         return True
     return _id_shaped(data.translate(_SHAPE)) and _ID_NUMBER.search(text) is not None
 
 
-def _term_leads(index: _WordIndex | None) -> dict[bytes, str] | None:
-    """Each word a term match can be (a one-word spelling, or a phrase's first word), and
-    the leading literal of ``_SAFETY`` it begins with; None if a word has none."""
-    if index is None or _SAFETY_LEADS is None:
-        return None
-    lead_of = {}
-    for word in index.words | index.first_words:
-        leads = [lead for lead in _SAFETY_LEADS if word.decode().startswith(lead)]
-        if not leads:
-            return None
-        lead_of[word] = leads[0]
-    return lead_of
-
-
-_LEAD_OF = _term_leads(_WORDS)
-_TERM_WORDS = frozenset(_LEAD_OF or ())
-
-
-def _ascii_leads(text: str) -> frozenset[str]:
-    """The leading literals of the terms an ASCII text can match: a term match is a word
-    of the text (letters between non-letters), or a phrase that starts with one, so only
-    where such a word begins is a match to be tried."""
-    words = text.encode("ascii").translate(_LETTERS).split()
-    return frozenset(_LEAD_OF[word] for word in _TERM_WORDS.intersection(words))
+# every word a term match can begin with: a one-word spelling, or a phrase's first word
+_TERM_WORDS = frozenset() if _WORDS is None else _WORDS.either
 
 
 def _phrase_signal(text: str, phrase: re.Pattern) -> bool:
