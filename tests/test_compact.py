@@ -243,10 +243,11 @@ def test_it_shrinks_a_listing_to_70_percent_or_less():
 
 
 def test_it_keeps_a_safety_named_row_of_a_listing():
-    # ``warnings.py`` matches ``warnings``: one extra row is the cheap side of that choice
+    # ``warnings.py`` matches ``warnings``, ``secrets.py`` ``secrets``: an extra row is the
+    # cheap side of that choice
     result = compact_case("find_stdlib_modules")
-    assert "./warnings.py\n" in result.text
-    assert result.safety_rows_kept == 1
+    assert "./warnings.py\n" in result.text and "./secrets.py\n" in result.text
+    assert result.safety_rows_kept == 2
 
 
 def test_it_keeps_the_frame_lines_of_a_search_listing():
@@ -876,6 +877,11 @@ def test_the_major_allergens_and_more_personal_data_are_safety_signals(text):
         "poisonous",
         "password: hunter2",
         "door passcode 4921",
+        "contains sulfites",
+        "walnuts and cashews",
+        "client_secret: abc",
+        "api_key: sk-1",
+        "contaminants found",
     ],
 )
 def test_the_words_the_peer_keeps_and_more_expiry_spellings_are_safety_signals(text):
