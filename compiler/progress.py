@@ -12,10 +12,17 @@ and give the same bytes.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from compiler.classify import Kind, classify_next
-from compiler.compact import Compacted, compact, compacts_longer_than
+from compiler.compact import (
+    Compacted,
+    compact,
+    compacts_longer_than,
+    has_review_checklist,
+    omit_review_checklist,
+)
 from compiler.declare import DeclareState
 from compiler.emit import STRIPPED_ROLES, emit, strip_compiled_one
 from compiler.extract import PROVENANCE_RANK, extract_message
@@ -27,11 +34,20 @@ from compiler.register import RegisterFold
 from compiler.retire import retire
 from compiler.safety import has_safety_signal
 from compiler.stale import (
+    Repeat,
+    canonical_value,
+    drop_repeated_status,
     elide,
     elide_record,
     fresh_payloads,
+    inner_values,
+    json_values,
+    long_fields,
     next_read_key,
     replaced_reads,
+    status_values,
+    value_shape,
+    write_pointers,
 )
 
 if TYPE_CHECKING:
@@ -72,13 +88,28 @@ class Progress:
         # per held message: its output dict (copied out) and compacted replacements
         self.dict_memo: dict = {}
         self.replacements: dict[int, tuple[Compacted, Message]] = {}
+        # what ``_repeats`` reads of a payload: the JSON a text shows (by text), and the
+        # result it built (by index)
+        self.shown: dict[str, tuple] = {}
+        self.repeated: dict[int, tuple[Compacted | None, Compacted]] = {}
+        # what ``_repeats`` read of a text, by what was asked: a history compiled again
+        # with one more turn asks the same of every earlier text
+        self.read: dict[tuple, object] = {}
+        # per message, the SWE-agent status its text ends with (open file, directory),
+        # and whether any message states one (few histories do)
+        self.stated: list[tuple[str | None, str | None]] = []
+        self.statuses = False
 
     def copy(self) -> Progress:
         twin = Progress.__new__(Progress)
         twin.__dict__.update(self.__dict__)
-        for name in ("keys", "original", "warnings", "clean", "kinds", "read_keys", "sources"):
+        lists = ("keys", "original", "warnings", "clean", "kinds", "read_keys", "sources", "stated")
+        for name in lists:
             setattr(twin, name, list(getattr(self, name)))
-        names = ("calls", "shaped", "elided", "decoded", "token_memo", "dict_memo", "replacements")
+        names = (
+            *("calls", "shaped", "elided", "decoded", "token_memo", "dict_memo"),
+            *("replacements", "shown", "repeated", "read"),
+        )
         for name in names:
             setattr(twin, name, dict(getattr(self, name)))
         twin.declare = self.declare.copy()
@@ -118,6 +149,9 @@ class Progress:
         self.read_keys.append(next_read_key(message, kind, previous, self.calls, self.decoded))
         clean.append(message)
         self.kinds.append(kind)
+        stated = status_values(message.content or "")
+        self.stated.append(stated)
+        self.statuses = self.statuses or stated != _NO_STATUS
 
     def _observe(self, message: Message, kind: Kind, turn: int, declared) -> None:
         schema = self.options.schema
@@ -263,7 +297,155 @@ class Progress:
                         result = notice
             if result.changed:
                 done[index] = result
+        return self._repeats(done, gone, fresh, number)
+
+    def _repeats(self, done: dict, gone: frozenset[int], fresh, number=None) -> dict:
+        """``done`` with what a payload repeats of another one still in front of the model
+        cut too, now that every stale read and shape is decided: SWE-agent's review
+        advice after all but the latest edit, a JSON value an earlier payload shows
+        verbatim, and status lines that repeat what is stated above. Payloads not yet
+        answered and the latest message are left as they are; a retired turn or a
+        stale-read notice shows nothing, so nothing counts as shown there."""
+        clean, kinds = self.clean, self.kinds
+        shown = [  # the payloads in front of the model, in order
+            i
+            for i, kind in enumerate(kinds)
+            if kind is Kind.MACHINE and i not in gone and clean[i].content
+        ]
+        if not shown:
+            return done
+        texts = {i: done[i].text if i in done else clean[i].content for i in shown}
+        open_to = frozenset(  # an agent's own turn is no observation, even when it looks like one
+            i
+            for i in shown
+            if i not in fresh and i != len(clean) - 1 and clean[i].role != "assistant"
+        )
+        why: dict[int, Repeat] = {}
+
+        def change(index: int, text: str | None, reason: Repeat) -> None:
+            if text is not None:
+                texts[index] = text
+                why.setdefault(index, reason)
+
+        advised = [i for i in shown if self._read(has_review_checklist, texts[i])]
+        for index in advised[:-1]:  # the latest keeps it
+            if index in open_to:
+                change(index, self._read(omit_review_checklist, texts[index]), Repeat.CHECKLIST)
+        self._refer_to_shown(shown, texts, open_to, change, number)
+        # the latest payload keeps its status lines: they say where the agent is now
+        dropped = {}
+        if self.statuses:
+            dropped = self._status_dropped(texts, gone, open_to - {shown[-1]}, change)
+        for index, reason in why.items():
+            base, text = done.get(index), texts[index]
+            done[index] = self._repeated(index, base, text, reason, dropped.get(index, 0))
         return done
+
+    def _refer_to_shown(self, shown, texts, open_to, change, number) -> None:
+        """Each top-level JSON value of a payload that an earlier payload in front of the
+        model shows verbatim, written as a pointer to that turn (``stale.write_pointers``).
+        Only the values shaped like such a top-level value are written out to compare."""
+        found = {i: self._shown_json(texts[i]) for i in shown}
+        fields = {}  # per payload open to this: its long top-level values
+        for index in open_to:
+            if found.get(index) is not None and isinstance(found[index][0], dict):
+                fields[index] = self._memo((_long_fields, texts[index]), found[index][0])
+        wanted = {shape for listed in fields.values() for _, shape, _ in listed}
+        if not wanted:
+            return
+        seen: dict[str, int] = {}
+        for index in shown:
+            if found[index] is None:
+                continue
+            without = frozenset()
+            turns = tuple(
+                (key, seen[canonical()])
+                for key, shape, canonical in fields.get(index, ())
+                if canonical() in seen
+            )
+            if turns:
+                text = self._memo((write_pointers, texts[index], turns), *found[index], turns)
+                if text is not None:
+                    change(index, text, Repeat.VALUE)
+                    without = frozenset(key for key, _ in turns)  # what it shows no more
+            turn = index if number is None else number(index)
+            value = found[index][0]
+            shapes = self._memo((_inner_values, texts[index], without), value, without)
+            for shape, canonical in shapes:
+                if shape in wanted:
+                    seen.setdefault(canonical(), turn)
+
+    def _shown_json(self, text: str) -> tuple | None:
+        """The JSON a payload's text shows (``stale.json_values``), once per text."""
+        if _JSON_START.match(text) is None:
+            return None
+        known = self.shown.get(text)
+        if known is None:
+            known = (json_values(text, self.decoded),)
+            self.shown[text] = known
+        return known[0]
+
+    def _status_dropped(self, texts, gone, open_to, change) -> dict[int, int]:
+        """SWE-agent's status lines that repeat the last ones stated in front of the model
+        left out of each payload open to it; how many, per payload."""
+        dropped: dict[int, int] = {}
+        open_file = directory = None
+        for index, message in enumerate(self.clean):
+            if index in gone:
+                continue
+            text = texts.get(index, message.content) or ""
+            if text is message.content:
+                stated = self.stated[index]
+            else:
+                stated = self._read(status_values, text)
+            # the first status lines in front of the model stay whole: they show the
+            # model what the lines say, as the task turn of SWE-agent does
+            if stated == _NO_STATUS:
+                continue  # no status lines (a stale-read notice has none either)
+            if index in open_to and (open_file is not None or directory is not None):
+                cut = self._read(drop_repeated_status, text, open_file, directory)
+                if cut is not None:
+                    change(index, cut[0], Repeat.STATUS)
+                    dropped[index] = cut[1]
+            open_file = stated[0] if stated[0] is not None else open_file
+            directory = stated[1] if stated[1] is not None else directory
+        return dropped
+
+    def _read(self, function, text: str, *given):
+        """``function(text, *given)``, once per text and arguments (``read``)."""
+        return self._memo((function, text, *given), text, *given)
+
+    def _memo(self, key: tuple, *arguments):
+        """``key[0](*arguments)``, once per ``key``: the function and what its result
+        depends on (a text and what was asked of it), kept in ``read``."""
+        known = self.read.get(key, _UNREAD)
+        if known is _UNREAD:
+            known = self.read[key] = key[0](*arguments)
+        return known
+
+    def _repeated(self, index, base, text, why, dropped) -> Compacted:
+        """The payload's result with its repeats cut, built once per text."""
+        memo = self.repeated.get(index)
+        if memo is not None and memo[0] is base and memo[1].text == text:
+            known = memo[1]
+            if known.status_lines_dropped == dropped and (base is not None or known.shape == why):
+                return known
+        size = len(self.clean[index].content)
+        result = build(
+            Compacted,
+            text=text,
+            shape=base.shape if base is not None else why.value,
+            original_chars=size,
+            compacted_chars=len(text),
+            rows_total=base.rows_total if base is not None else 0,
+            rows_kept=base.rows_kept if base is not None else 0,
+            rows_dropped=base.rows_dropped if base is not None else 0,
+            safety_rows_kept=base.safety_rows_kept if base is not None else 0,
+            changed=True,
+            status_lines_dropped=dropped,
+        )
+        self.repeated[index] = (base, result)
+        return result
 
     def _shaped(self, index: int) -> Compacted:
         known = self.shaped.get(index)
@@ -310,6 +492,36 @@ class Progress:
                 result = elide(text, replaced_by=shown, key=key, window=window)
             self.elided[(index, shown)] = result
         return self.elided[(index, shown)]
+
+
+_JSON_START = re.compile(r"\s*[\[{]")
+_UNREAD = object()
+_NO_STATUS = (None, None)
+
+
+def _long_fields(value: dict) -> list:
+    """A payload's long top-level values (``stale.long_fields``): each key, its shape, and
+    a function that writes the value out canonically, once."""
+    return [(key, value_shape(f), _once(canonical_value, f)) for key, f in long_fields(value)]
+
+
+def _inner_values(value, without: frozenset) -> list:
+    """The shape of each object and array a payload's JSON shows (``stale.inner_values``),
+    each with a function that writes it out canonically, once."""
+    return [
+        (value_shape(node), _once(canonical_value, node)) for node in inner_values(value, without)
+    ]
+
+
+def _once(function, argument):
+    done = []
+
+    def call():
+        if not done:
+            done.append(function(argument))
+        return done[0]
+
+    return call
 
 
 def _says(message: Message) -> bool:

@@ -10,6 +10,11 @@ any safety row it carried).
 
 A record counts as shown again only when the later object has every top-level
 field the earlier one had: a narrower view of the same id replaces nothing.
+
+The helpers at the end rewrite what one payload repeats of another that stays in
+front of the model (``progress`` decides which those are): a JSON value shown
+verbatim earlier becomes a pointer to that turn (``write_pointers``), and SWE-agent
+status lines that repeat what was stated above are left out (``drop_repeated_status``).
 """
 
 from __future__ import annotations
@@ -19,10 +24,11 @@ import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from compiler.classify import Kind
 from compiler.compact import Compacted, unchanged
-from compiler.compact_json import decode_json, json_encoder
+from compiler.compact_json import decode_json, exact_numbers, json_encoder, json_text
 from compiler.frozen import build
 from compiler.messages import Message
 from compiler.safety import has_safety_signal, safety_spans
@@ -572,3 +578,216 @@ def fresh_payloads(messages: Sequence[Message], kinds: Sequence[Kind]) -> frozen
         elif message.role == "assistant" and (message.content or "").strip():
             break
     return frozenset(fresh)
+
+
+# ---------------------------------------------------------------------------------------
+# What a payload repeats that another one, still in front of the model, shows already.
+# ``progress`` decides which payloads are visible and which one is shown again; these
+# helpers only rewrite one text. Each returns None when it changes nothing.
+
+
+class Repeat(StrEnum):
+    """Why a payload that no shape compacted was shortened (its telemetry ``shape``)."""
+
+    CHECKLIST = "review_checklist"  # SWE-agent's advice after an edit, shown later
+    VALUE = "repeated_value"  # a JSON value an earlier payload shows verbatim
+    STATUS = "status_lines"  # SWE-agent's status lines, repeating what was stated
+
+
+_STATUS_LINE = re.compile(r"\((Open file|Current directory): (.*)\)\r?|bash-\$\s*|\s*")
+
+
+def status_values(text: str) -> tuple[str | None, str | None]:
+    r"""The open file and current directory stated by the status lines (SWE-agent's) that
+    end a text, each None where none is.
+
+    Example:
+        >>> status_values("ok\n(Open file: /r/a.py)\n(Current directory: /r)\nbash-$")
+        ('/r/a.py', '/r')
+        >>> status_values("(Open file: /r/a.py) is not at the end")
+        (None, None)
+    """
+    found = {"Open file": None, "Current directory": None}
+    for line in text[_status_start(text) :].split("\n"):
+        match = _STATUS_LINE.fullmatch(line)
+        if match and match.group(1):
+            found[match.group(1)] = match.group(2).strip()
+    return found["Open file"], found["Current directory"]
+
+
+def drop_repeated_status(
+    text: str, open_file: str | None, directory: str | None
+) -> tuple[str, int] | None:
+    r"""``text`` without the status lines at its end that repeat what is stated above it:
+    ``(Open file: P)`` when ``P`` is ``open_file`` or the file this view shows,
+    ``(Current directory: D)`` when ``D`` is ``directory``, and the bare ``bash-$``
+    prompt. A line carrying a safety signal stays. Returns the text and how many lines
+    went, or None when none did.
+
+    Example:
+        >>> tail = "\n\n(Open file: /r/a.py)\n(Current directory: /r)\nbash-$"
+        >>> drop_repeated_status("344" + tail, "/r/a.py", "/r")
+        ('344', 3)
+        >>> drop_repeated_status("344" + tail, "/r/b.py", "/r")
+        ('344\n\n(Open file: /r/a.py)', 2)
+        >>> drop_repeated_status("[File: /r/a.py (9 lines total)]\n1:x" + tail, None, None)
+        ('[File: /r/a.py (9 lines total)]\n1:x\n\n(Current directory: /r)', 2)
+    """
+    start = _status_start(text)
+    if not text[:start].strip():
+        return None  # nothing but status lines (or none): the payload is left as it is
+    view = None
+    if "[File: " in text:
+        for match in _FILE_VIEW.finditer(text, 0, start):
+            view = match.group(1).strip()
+    kept, dropped, stated = [], 0, False
+    flagged = has_safety_signal(text[start:])  # (most blocks name no such path)
+    for line in text[start:].split("\n"):
+        match = _STATUS_LINE.fullmatch(line)
+        name, value = match.group(1), (match.group(2) or "").strip()
+        if name == "Open file":
+            repeats = value in (open_file, view)
+        elif name == "Current directory":
+            repeats = value == directory
+        else:
+            repeats = line.strip() == "bash-$"
+        if repeats and not (flagged and has_safety_signal(line)):
+            dropped += 1
+            continue
+        kept.append(line)
+        stated = stated or bool(line.strip())
+    if not dropped:
+        return None
+    if not stated:
+        return text[:start].rstrip("\r\n"), dropped
+    while not kept[-1].strip():
+        kept.pop()
+    return text[:start] + "\n".join(kept), dropped
+
+
+def _status_start(text: str) -> int:
+    """Where the block of status and blank lines that ends ``text`` begins (its length
+    when the last line is no status line)."""
+    start = end = len(text)
+    last = end - 1
+    while last >= 0 and text[last].isspace():
+        last -= 1
+    if last < 0 or text[last] not in ")$":
+        return start  # a status line ends with ")" or "$"
+    while end >= 0:
+        begins = text.rfind("\n", 0, end) + 1
+        if not _STATUS_LINE.fullmatch(text, begins, end):
+            break
+        if text[begins:end].strip():
+            start = begins  # (blank lines alone do not make a block)
+        if begins == 0:
+            break
+        end = begins - 1
+    return start
+
+
+REPEAT_CHARS = 60  # a JSON value shorter than this is left where it is, even if repeated
+REPEAT_DEPTH = 2  # how deep in a payload a value is looked for: an order's address, a card
+
+
+def canonical_value(node: object) -> str:
+    """A JSON value written one way whatever its key order (sorted keys, ASCII)."""
+    return _canonical_json(node)
+
+
+def json_values(text: str, memo: dict | None = None) -> tuple[object, str, str] | None:
+    r"""The JSON a payload shows, as the value, its text and the text after it: the whole
+    payload when it is JSON, else its first line when that is a JSON object (the fields
+    around a compacted collection); None for anything else.
+
+    Example:
+        >>> json_values('{"a": 1}\n[rows: 3 rows]')
+        ({'a': 1}, '{"a": 1}', '\n[rows: 3 rows]')
+    """
+    stripped = text.strip()
+    if stripped[:1] not in ("{", "["):
+        return None
+    try:
+        return decode_json(stripped, memo), stripped, ""
+    except (ValueError, RecursionError):
+        pass
+    line, newline, rest = stripped.partition("\n")
+    if not newline or not line.endswith("}"):
+        return None
+    try:
+        value = decode_json(line, memo)
+    except (ValueError, RecursionError):
+        return None
+    return (value, line, newline + rest) if isinstance(value, dict) else None
+
+
+def value_shape(node: dict | list) -> tuple:
+    """What two equal objects or arrays share, found without writing them out: an
+    object's keys, an array's length. Only values of a shape some payload's top-level
+    value has need their canonical JSON.
+
+    Example:
+        >>> value_shape({"b": 1, "a": 2}) == value_shape({"a": 0, "b": 0}), value_shape([1, 2])
+        (True, ('[', 2))
+    """
+    if isinstance(node, dict):
+        return ("{", frozenset(node))
+    return ("[", len(node))
+
+
+def inner_values(value: object, without: frozenset = frozenset()) -> list:
+    """The objects and arrays ``value`` shows, down to the values of its top-level values
+    (``REPEAT_DEPTH``): those a later payload's top-level value may repeat. ``without``
+    names top-level keys whose values are not shown (nor the whole value, then).
+
+    Example:
+        >>> inner_values({"a": {"b": [1]}, "c": [2]}, without=frozenset({"c"}))
+        [{'b': [1]}, [1]]
+    """
+    level = [f for key, f in value.items() if key not in without] if without else [value]
+    found: list = []
+    for _ in range(REPEAT_DEPTH + (not without)):
+        level = [node for node in level if isinstance(node, dict | list) and node]
+        found.extend(level)
+        level = [child for node in level for child in _children(node)]
+    return found
+
+
+def _children(node: dict | list):
+    return node.values() if isinstance(node, dict) else node
+
+
+def long_fields(value: dict) -> list[tuple[str, object]]:
+    """The top-level objects and arrays of a JSON object (with their keys) whose compact
+    JSON is at least ``REPEAT_CHARS`` long: those that may be written as a pointer.
+
+    Example:
+        >>> long_fields({"id": 1, "tags": ["a"], "note": {"text": "x" * 60}})[0][0]
+        'note'
+    """
+    return [
+        (key, field)
+        for key, field in value.items()
+        if isinstance(field, dict | list) and field and len(_compact_json(field)) >= REPEAT_CHARS
+    ]
+
+
+def write_pointers(value: dict, written: str, rest: str, turns: tuple) -> str | None:
+    r"""A payload's JSON object ``value`` (``written`` as its text, ``rest`` the text after
+    it) written back with each key of ``turns`` (key, turn pairs) holding ``"[same as turn
+    N]"``: the turn of an earlier payload that shows the same value. None when it cannot be
+    written back as it was read (a number a float would change, a key given twice, an
+    escape).
+
+    Example:
+        >>> address = {"street": "1 Elm Street", "city": "Austin", "zip": "73301-0001"}
+        >>> user = {"id": "U1", "address": address}
+        >>> write_pointers(user, json.dumps(user), "", (("address", 4),))
+        '{"id":"U1","address":"[same as turn 4]"}'
+    """
+    if "\\u" in written or not exact_numbers(written):
+        return None
+    if json_text(value).count(":") != written.count(":"):
+        return None  # a key given twice: writing the value back would lose one
+    pointers = {key: f"[same as turn {turn}]" for key, turn in turns}
+    return json_text({**value, **pointers}) + rest
