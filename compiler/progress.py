@@ -35,18 +35,17 @@ from compiler.retire import retire
 from compiler.safety import has_safety_signal
 from compiler.stale import (
     Repeat,
-    canonical_value,
     drop_repeated_status,
     elide,
     elide_record,
+    first_shown,
     fresh_payloads,
     inner_values,
     json_values,
-    long_fields,
+    nested_fields,
     next_read_key,
     replaced_reads,
     status_values,
-    value_shape,
     write_pointers,
 )
 
@@ -88,13 +87,13 @@ class Progress:
         # per held message: its output dict (copied out) and compacted replacements
         self.dict_memo: dict = {}
         self.replacements: dict[int, tuple[Compacted, Message]] = {}
-        # what ``_repeats`` reads of a payload: the JSON a text shows (by text), and the
-        # result it built (by index)
-        self.shown: dict[str, tuple] = {}
+        # what ``_repeats`` reads of a payload, by index and with the text read: the JSON
+        # it shows, and the result it built
+        self.shown: dict[int, tuple] = {}
         self.repeated: dict[int, tuple[Compacted | None, Compacted]] = {}
-        # what ``_repeats`` read of a text, by what was asked: a history compiled again
-        # with one more turn asks the same of every earlier text
-        self.read: dict[tuple, object] = {}
+        # what ``_repeats`` read of a payload's text, by what was asked of which payload: a
+        # history compiled again with one more turn asks the same of every earlier one
+        self.read: dict[tuple, tuple] = {}
         # per message, the SWE-agent status its text ends with (open file, directory),
         # and whether any message states one (few histories do)
         self.stated: list[tuple[str | None, str | None]] = []
@@ -278,11 +277,12 @@ class Progress:
         yet are left whole (``fresh_payloads``)."""
         replaced = replaced_reads(self.read_keys)
         fresh = fresh_payloads(self.clean, self.kinds)
-        done = {}
+        done, shown = {}, []  # shown: the payloads in front of the model, in order
         for index, kind in enumerate(self.kinds):
             message = self.clean[index]
             if kind is not Kind.MACHINE or index in gone or not message.content:
                 continue
+            shown.append(index)
             if index in fresh and index not in replaced:
                 continue  # the agent has not answered it yet: it stays whole
             if index not in replaced:
@@ -297,21 +297,17 @@ class Progress:
                         result = notice
             if result.changed:
                 done[index] = result
-        return self._repeats(done, gone, fresh, number)
+        return self._repeats(done, shown, gone, fresh, number)
 
-    def _repeats(self, done: dict, gone: frozenset[int], fresh, number=None) -> dict:
+    def _repeats(self, done: dict, shown: list, gone: frozenset[int], fresh, number=None) -> dict:
         """``done`` with what a payload repeats of another one still in front of the model
         cut too, now that every stale read and shape is decided: SWE-agent's review
         advice after all but the latest edit, a JSON value an earlier payload shows
         verbatim, and status lines that repeat what is stated above. Payloads not yet
         answered and the latest message are left as they are; a retired turn or a
-        stale-read notice shows nothing, so nothing counts as shown there."""
-        clean, kinds = self.clean, self.kinds
-        shown = [  # the payloads in front of the model, in order
-            i
-            for i, kind in enumerate(kinds)
-            if kind is Kind.MACHINE and i not in gone and clean[i].content
-        ]
+        stale-read notice shows nothing, so nothing counts as shown there. ``shown``: the
+        payloads in front of the model, in order."""
+        clean = self.clean
         if not shown:
             return done
         texts = {i: done[i].text if i in done else clean[i].content for i in shown}
@@ -327,10 +323,11 @@ class Progress:
                 texts[index] = text
                 why.setdefault(index, reason)
 
-        advised = [i for i in shown if self._read(has_review_checklist, texts[i])]
+        advised = [i for i in shown if self._read(has_review_checklist, i, texts[i])]
         for index in advised[:-1]:  # the latest keeps it
             if index in open_to:
-                change(index, self._read(omit_review_checklist, texts[index]), Repeat.CHECKLIST)
+                cut = self._read(omit_review_checklist, index, texts[index])
+                change(index, cut, Repeat.CHECKLIST)
         self._refer_to_shown(shown, texts, open_to, change, number)
         # the latest payload keeps its status lines: they say where the agent is now
         dropped = {}
@@ -344,46 +341,55 @@ class Progress:
     def _refer_to_shown(self, shown, texts, open_to, change, number) -> None:
         """Each top-level JSON value of a payload that an earlier payload in front of the
         model shows verbatim, written as a pointer to that turn (``stale.write_pointers``).
-        Only the values shaped like such a top-level value are written out to compare."""
-        found = {i: self._shown_json(texts[i]) for i in shown}
-        fields = {}  # per payload open to this: its long top-level values
+        A value is written out only when it equals one shown earlier (``stale.first_shown``):
+        few do."""
+        found = {i: self._shown_json(i, texts[i]) for i in shown}
+        asked = {}  # per payload open to this: its top-level objects and arrays
         for index in open_to:
-            if found.get(index) is not None and isinstance(found[index][0], dict):
-                fields[index] = self._memo((_long_fields, texts[index]), found[index][0])
-        wanted = {shape for listed in fields.values() for _, shape, _ in listed}
-        if not wanted:
+            json = found[index]
+            if json is not None and isinstance(json[0], dict):
+                key = (nested_fields, index)
+                asked[index] = self._memo(key, texts[index], nested_fields, json[0])
+        if not any(asked.values()):
             return
-        seen: dict[str, int] = {}
+        last = max(index for index, listed in asked.items() if listed)
+        nan = any(json[3] for json in found.values() if json is not None)
+        earlier: list[tuple[list, int]] = []  # what each payload so far shows, and its turn
         for index in shown:
-            if found[index] is None:
+            json = found[index]
+            if json is None:
                 continue
-            without = frozenset()
-            turns = tuple(
-                (key, seen[canonical()])
-                for key, shape, canonical in fields.get(index, ())
-                if canonical() in seen
-            )
+            without, turns = frozenset(), []
+            for key, field in asked.get(index, ()):
+                turn = first_shown(field, earlier, nan)
+                if turn is not None:
+                    turns.append((key, turn))
             if turns:
-                text = self._memo((write_pointers, texts[index], turns), *found[index], turns)
+                turns = tuple(turns)
+                key = (write_pointers, index, turns)
+                text = self._memo(key, texts[index], write_pointers, *json[:3], turns)
                 if text is not None:
                     change(index, text, Repeat.VALUE)
                     without = frozenset(key for key, _ in turns)  # what it shows no more
-            turn = index if number is None else number(index)
-            value = found[index][0]
-            shapes = self._memo((_inner_values, texts[index], without), value, without)
-            for shape, canonical in shapes:
-                if shape in wanted:
-                    seen.setdefault(canonical(), turn)
+            if index == last:
+                break  # no payload after it is asked about
+            key = (inner_values, index, without)
+            shows = self._memo(key, texts[index], inner_values, json[0], without)
+            earlier.append((shows, index if number is None else number(index)))
 
-    def _shown_json(self, text: str) -> tuple | None:
-        """The JSON a payload's text shows (``stale.json_values``), once per text."""
-        if _JSON_START.match(text) is None:
-            return None
-        known = self.shown.get(text)
-        if known is None:
-            known = (json_values(text, self.decoded),)
-            self.shown[text] = known
-        return known[0]
+    def _shown_json(self, index: int, text: str) -> tuple | None:
+        """The JSON a payload's text shows (``stale.json_values``), and whether that may
+        hold a NaN, once per text."""
+        known = self.shown.get(index)
+        if known is None or known[0] != text:
+            # only a payload as it was read may have been decoded already: looking a
+            # compacted text up there would hash it for nothing
+            decoded = self.decoded if text is self.clean[index].content else None
+            json = json_values(text, decoded) if _JSON_START.match(text) else None
+            if json is not None:  # (a NaN equals nothing, so ``first_shown`` must know)
+                json = (*json, "NaN" in json[1])
+            known = self.shown[index] = (text, json)
+        return known[1]
 
     def _status_dropped(self, texts, gone, open_to, change) -> dict[int, int]:
         """SWE-agent's status lines that repeat the last ones stated in front of the model
@@ -397,13 +403,13 @@ class Progress:
             if text is message.content:
                 stated = self.stated[index]
             else:
-                stated = self._read(status_values, text)
+                stated = self._read(status_values, index, text)
             # the first status lines in front of the model stay whole: they show the
             # model what the lines say, as the task turn of SWE-agent does
             if stated == _NO_STATUS:
                 continue  # no status lines (a stale-read notice has none either)
             if index in open_to and (open_file is not None or directory is not None):
-                cut = self._read(drop_repeated_status, text, open_file, directory)
+                cut = self._read(drop_repeated_status, index, text, open_file, directory)
                 if cut is not None:
                     change(index, cut[0], Repeat.STATUS)
                     dropped[index] = cut[1]
@@ -411,17 +417,19 @@ class Progress:
             directory = stated[1] if stated[1] is not None else directory
         return dropped
 
-    def _read(self, function, text: str, *given):
-        """``function(text, *given)``, once per text and arguments (``read``)."""
-        return self._memo((function, text, *given), text, *given)
+    def _read(self, function, index: int, text: str, *given):
+        """``function(text, *given)`` of the payload at ``index``, once per text and
+        arguments (``_memo``)."""
+        return self._memo((function, index, *given), text, function, text, *given)
 
-    def _memo(self, key: tuple, *arguments):
-        """``key[0](*arguments)``, once per ``key``: the function and what its result
-        depends on (a text and what was asked of it), kept in ``read``."""
-        known = self.read.get(key, _UNREAD)
-        if known is _UNREAD:
-            known = self.read[key] = key[0](*arguments)
-        return known
+    def _memo(self, key: tuple, text: str, function, *arguments):
+        """``function(*arguments)``, once per ``key`` (what is asked of which payload) and
+        the payload's ``text``, which the result depends on; kept in ``read``. Keyed by
+        index, no long text is hashed; a payload whose text changed is read again."""
+        known = self.read.get(key)
+        if known is None or known[0] != text:
+            known = self.read[key] = (text, function(*arguments))
+        return known[1]
 
     def _repeated(self, index, base, text, why, dropped) -> Compacted:
         """The payload's result with its repeats cut, built once per text."""
@@ -495,33 +503,7 @@ class Progress:
 
 
 _JSON_START = re.compile(r"\s*[\[{]")
-_UNREAD = object()
 _NO_STATUS = (None, None)
-
-
-def _long_fields(value: dict) -> list:
-    """A payload's long top-level values (``stale.long_fields``): each key, its shape, and
-    a function that writes the value out canonically, once."""
-    return [(key, value_shape(f), _once(canonical_value, f)) for key, f in long_fields(value)]
-
-
-def _inner_values(value, without: frozenset) -> list:
-    """The shape of each object and array a payload's JSON shows (``stale.inner_values``),
-    each with a function that writes it out canonically, once."""
-    return [
-        (value_shape(node), _once(canonical_value, node)) for node in inner_values(value, without)
-    ]
-
-
-def _once(function, argument):
-    done = []
-
-    def call():
-        if not done:
-            done.append(function(argument))
-        return done[0]
-
-    return call
 
 
 def _says(message: Message) -> bool:

@@ -28,7 +28,13 @@ from enum import StrEnum
 
 from compiler.classify import Kind
 from compiler.compact import Compacted, unchanged
-from compiler.compact_json import decode_json, exact_numbers, json_encoder, json_text
+from compiler.compact_json import (
+    decode_json,
+    exact_numbers,
+    json_encoder,
+    json_text,
+    may_be_json,
+)
 from compiler.frozen import build
 from compiler.messages import Message
 from compiler.safety import has_safety_signal, safety_spans
@@ -45,6 +51,7 @@ _COMMAND = re.compile(r"```[^\n]*\n([^\n`]+)\n```\Z")
 # json.dumps with these options, its encoder built once rather than per call
 _compact_json = json_encoder()
 _canonical_json = json_encoder(ensure_ascii=True, sort_keys=True)
+_DECODER = json.JSONDecoder()
 
 
 # One thing a payload is a read of: a key, and what it showed: a record's top-level
@@ -595,6 +602,7 @@ class Repeat(StrEnum):
 
 
 _STATUS_LINE = re.compile(r"\((Open file|Current directory): (.*)\)\r?|bash-\$\s*|\s*")
+_BLANK = re.compile(r"\s*")
 
 
 def status_values(text: str) -> tuple[str | None, str | None]:
@@ -607,12 +615,9 @@ def status_values(text: str) -> tuple[str | None, str | None]:
         >>> status_values("(Open file: /r/a.py) is not at the end")
         (None, None)
     """
-    found = {"Open file": None, "Current directory": None}
-    for line in text[_status_start(text) :].split("\n"):
-        match = _STATUS_LINE.fullmatch(line)
-        if match and match.group(1):
-            found[match.group(1)] = match.group(2).strip()
-    return found["Open file"], found["Current directory"]
+    found: dict[str, str] = {}
+    _status_start(text, found)
+    return found.get("Open file"), found.get("Current directory")
 
 
 def drop_repeated_status(
@@ -634,12 +639,16 @@ def drop_repeated_status(
         ('[File: /r/a.py (9 lines total)]\n1:x\n\n(Current directory: /r)', 2)
     """
     start = _status_start(text)
-    if not text[:start].strip():
+    if _BLANK.match(text, 0, start).end() == start:  # (``text[:start]`` would copy a view)
         return None  # nothing but status lines (or none): the payload is left as it is
-    view = None
-    if "[File: " in text:
-        for match in _FILE_VIEW.finditer(text, 0, start):
+    view = None  # the file the last view above the status lines shows
+    at = text.rfind("[File: ", 0, start)  # (from the end: a view may be long)
+    while at >= 0:
+        match = _FILE_VIEW.match(text, at, start)  # (one line, that begins at a line)
+        if match is not None:
             view = match.group(1).strip()
+            break
+        at = text.rfind("[File: ", 0, at)
     kept, dropped, stated = [], 0, False
     flagged = has_safety_signal(text[start:])  # (most blocks name no such path)
     for line in text[start:].split("\n"):
@@ -665,9 +674,10 @@ def drop_repeated_status(
     return text[:start] + "\n".join(kept), dropped
 
 
-def _status_start(text: str) -> int:
+def _status_start(text: str, found: dict | None = None) -> int:
     """Where the block of status and blank lines that ends ``text`` begins (its length
-    when the last line is no status line)."""
+    when the last line is no status line). ``found``, when given, gets what the block
+    states: each kind of status line's value, as its last such line gives it."""
     start = end = len(text)
     last = end - 1
     while last >= 0 and text[last].isspace():
@@ -676,10 +686,13 @@ def _status_start(text: str) -> int:
         return start  # a status line ends with ")" or "$"
     while end >= 0:
         begins = text.rfind("\n", 0, end) + 1
-        if not _STATUS_LINE.fullmatch(text, begins, end):
+        match = _STATUS_LINE.fullmatch(text, begins, end)
+        if not match:
             break
         if text[begins:end].strip():
             start = begins  # (blank lines alone do not make a block)
+            if found is not None and match.group(1):  # (read from the end: the last wins)
+                found.setdefault(match.group(1), match.group(2).strip())
         if begins == 0:
             break
         end = begins - 1
@@ -688,6 +701,7 @@ def _status_start(text: str) -> int:
 
 REPEAT_CHARS = 60  # a JSON value shorter than this is left where it is, even if repeated
 REPEAT_DEPTH = 2  # how deep in a payload a value is looked for: an order's address, a card
+_NESTED = (dict, list)  # (a tuple: ``dict | list`` is built anew at each isinstance)
 
 
 def canonical_value(node: object) -> str:
@@ -704,35 +718,41 @@ def json_values(text: str, memo: dict | None = None) -> tuple[object, str, str] 
         >>> json_values('{"a": 1}\n[rows: 3 rows]')
         ({'a': 1}, '{"a": 1}', '\n[rows: 3 rows]')
     """
+    if not may_be_json(text):  # (``[File: a.py …]``: no copy of it, no decoder error)
+        return None
     stripped = text.strip()
     if stripped[:1] not in ("{", "["):
         return None
+    if memo is not None and stripped in memo:  # a payload as it was read, decoded already
+        try:
+            return decode_json(stripped, memo), stripped, ""
+        except ValueError:
+            pass
+    # One read finds both: the value the text opens with, and where it ends. (Decoding
+    # the whole text and then its first line reads that line twice and raises on every
+    # compacted payload, which costs ten times the read.) A first line that is a JSON
+    # object ends where the value read from the whole text does, since reading a value
+    # never looks past its closing bracket.
     try:
-        return decode_json(stripped, memo), stripped, ""
-    except (ValueError, RecursionError):
-        pass
-    line, newline, rest = stripped.partition("\n")
-    if not newline or not line.endswith("}"):
-        return None
-    try:
-        value = decode_json(line, memo)
+        value, end = _DECODER.raw_decode(stripped)
     except (ValueError, RecursionError):
         return None
-    return (value, line, newline + rest) if isinstance(value, dict) else None
+    if end == len(stripped):
+        return value, stripped, ""
+    if isinstance(value, dict) and stripped.find("\n") == end:
+        return value, stripped[:end], stripped[end:]
+    return None
 
 
-def value_shape(node: dict | list) -> tuple:
-    """What two equal objects or arrays share, found without writing them out: an
-    object's keys, an array's length. Only values of a shape some payload's top-level
-    value has need their canonical JSON.
+def value_size(node: dict | list) -> tuple[bool, int]:
+    """What two equal objects or arrays share, found without reading them: whether each is
+    an object, and its length.
 
     Example:
-        >>> value_shape({"b": 1, "a": 2}) == value_shape({"a": 0, "b": 0}), value_shape([1, 2])
-        (True, ('[', 2))
+        >>> value_size({"b": 1, "a": 2}) == value_size({"a": 0, "c": 0}), value_size([1, 2])
+        (True, (False, 2))
     """
-    if isinstance(node, dict):
-        return ("{", frozenset(node))
-    return ("[", len(node))
+    return isinstance(node, dict), len(node)
 
 
 def inner_values(value: object, without: frozenset = frozenset()) -> list:
@@ -747,29 +767,66 @@ def inner_values(value: object, without: frozenset = frozenset()) -> list:
     level = [f for key, f in value.items() if key not in without] if without else [value]
     found: list = []
     for _ in range(REPEAT_DEPTH + (not without)):
-        level = [node for node in level if isinstance(node, dict | list) and node]
+        level = [node for node in level if isinstance(node, _NESTED) and node]
         found.extend(level)
-        level = [child for node in level for child in _children(node)]
+        level = [
+            child for node in level for child in (node.values() if isinstance(node, dict) else node)
+        ]
     return found
 
 
-def _children(node: dict | list):
-    return node.values() if isinstance(node, dict) else node
-
-
-def long_fields(value: dict) -> list[tuple[str, object]]:
-    """The top-level objects and arrays of a JSON object (with their keys) whose compact
-    JSON is at least ``REPEAT_CHARS`` long: those that may be written as a pointer.
+def nested_fields(value: dict) -> list[tuple[str, dict | list]]:
+    """The top-level objects and arrays of a JSON object that hold anything, with their
+    keys: those that may be written as a pointer (``first_shown``).
 
     Example:
-        >>> long_fields({"id": 1, "tags": ["a"], "note": {"text": "x" * 60}})[0][0]
-        'note'
+        >>> nested_fields({"id": 1, "tags": [], "note": {"text": "x"}})
+        [('note', {'text': 'x'})]
     """
-    return [
-        (key, field)
-        for key, field in value.items()
-        if isinstance(field, dict | list) and field and len(_compact_json(field)) >= REPEAT_CHARS
-    ]
+    return [(key, f) for key, f in value.items() if isinstance(f, _NESTED) and f]
+
+
+def first_shown(field: dict | list, earlier: Sequence[tuple], nan: bool = False) -> int | None:
+    """The turn of the first earlier payload that shows ``field`` written out canonically
+    (``canonical_value``), when ``field``'s compact JSON is at least ``REPEAT_CHARS`` long;
+    else None. ``earlier``: what each earlier payload shows (``inner_values``), with its
+    turn, in order.
+
+    Two values canonical JSON writes the same are equal as Python values, so only those
+    ``==`` finds equal are written out: ``in`` and ``==`` stop at the first difference,
+    with no text built. ``nan``: a NaN may be in either, which equals nothing, not even
+    itself; then every value of the same size (``value_size``) is written out. Two values
+    whose compact JSON is the same (their keys in one order, as one source writes them)
+    need no canonical JSON.
+
+    Example:
+        >>> note = {"text": "x" * 60, "n": 1}
+        >>> shows = [({"text": "y" * 60, "n": 1}, 2), ({"n": 1, "text": "x" * 60}, 5)]
+        >>> first_shown(note, [(inner_values(value), turn) for value, turn in shows])
+        5
+        >>> first_shown({"text": "x" * 60, "n": 1.0}, [(inner_values(note), 5)]) is None
+        True
+        >>> first_shown({"text": "x"}, [(inner_values({"text": "x"}), 5)]) is None  # short
+        True
+    """
+    size = value_size(field) if nan else None
+    written = canonical = None
+    for nodes, turn in earlier:
+        if not nan and field not in nodes:
+            continue
+        for node in nodes:
+            if node != field and (not nan or value_size(node) != size):
+                continue
+            if written is None:
+                written = _compact_json(field)
+                if len(written) < REPEAT_CHARS:
+                    return None
+            if _compact_json(node) == written:
+                return turn
+            canonical = canonical or canonical_value(field)
+            if canonical_value(node) == canonical:
+                return turn
+    return None
 
 
 def write_pointers(value: dict, written: str, rest: str, turns: tuple) -> str | None:
@@ -784,10 +841,19 @@ def write_pointers(value: dict, written: str, rest: str, turns: tuple) -> str | 
         >>> user = {"id": "U1", "address": address}
         >>> write_pointers(user, json.dumps(user), "", (("address", 4),))
         '{"id":"U1","address":"[same as turn 4]"}'
+        >>> twice = '{"id": "U0", ' + json.dumps(user)[1:]  # a key given twice
+        >>> write_pointers(json.loads(twice), twice, "", (("address", 4),)) is None
+        True
     """
     if "\\u" in written or not exact_numbers(written):
         return None
-    if json_text(value).count(":") != written.count(":"):
-        return None  # a key given twice: writing the value back would lose one
     pointers = {key: f"[same as turn {turn}]" for key, turn in turns}
-    return json_text({**value, **pointers}) + rest
+    text = json_text({**value, **pointers})
+    # A key given twice is read once: writing the value back would lose one. Every key is
+    # written with a ":", so the value written back whole would hold as many as
+    # ``written`` does; those are the ones ``text`` holds and the ones of the values it
+    # points away from (a pointer holds none), found without writing the whole again.
+    colons = text.count(":") + sum(_compact_json(value[key]).count(":") for key, _ in turns)
+    if colons != written.count(":"):
+        return None
+    return text + rest

@@ -190,6 +190,36 @@ def test_it_points_a_json_value_an_earlier_visible_payload_shows_at_that_turn():
     ]
 
 
+def test_it_points_at_a_value_shown_earlier_with_its_keys_in_another_order():
+    shuffled = dict(reversed(list(ADDRESS.items())))
+    history = _shop(
+        ("get_user_details", USER), ("get_order_details", {**ORDER, "address": shuffled})
+    )
+    out, _ = _compile(history, schema=LOGISTICS)
+    assert json.loads(_texts(out)[4])["address"] == "[same as turn 2]"
+
+
+def test_it_points_at_no_value_equal_in_python_but_written_otherwise():
+    # 1 == 1.0 == True for Python, but JSON writes each its own way
+    for number in (1.0, True):
+        user = {**USER, "address": {**ADDRESS, "floor": 1}}
+        order = {**ORDER, "address": {**ADDRESS, "floor": number}}
+        out, _ = _compile(
+            _shop(("get_user_details", user), ("get_order_details", order)), schema=LOGISTICS
+        )
+        assert json.loads(_texts(out)[4]) == order, number
+
+
+def test_it_points_at_a_value_holding_a_nan_shown_earlier():
+    # NaN equals nothing in Python, not even itself: the value is still the same text
+    address = {**ADDRESS, "lat": float("nan")}
+    user, order = {**USER, "address": address}, {**ORDER, "address": address}
+    out, _ = _compile(
+        _shop(("get_user_details", user), ("get_order_details", order)), schema=LOGISTICS
+    )
+    assert json.loads(_texts(out)[4])["address"] == "[same as turn 2]"
+
+
 def test_it_points_at_no_payload_a_later_read_made_stale():
     # the first order read is replaced by the third: the user record between them must
     # not point at it, since that text is no longer in front of the model
