@@ -17,7 +17,9 @@ Decisions worth knowing:
 - A SWE-agent file view (``[File: path (N lines total)]`` and numbered lines) is passed
   through whole. It is the window the agent scrolled to on purpose and edits by line
   number; cutting its middle removes the very lines it asked for. A view that has gone
-  stale is a question about later turns, which one payload cannot answer.
+  stale is a question about later turns, which one payload cannot answer. So is the
+  advice SWE-agent appends to every edit result (``omit_review_checklist``): ``progress``
+  writes it as a marker in all but the latest edit result that shows it.
 - Safety terms match on letter boundaries, so ``PEANUT_ALLERGEN`` and ``date_of_birth``
   match (``_`` is not a letter) while ``DeprecationWarning`` or ``adobe`` do not. A path
   such as ``warnings.py`` does match: keeping one extra row is cheap, dropping a real
@@ -96,7 +98,8 @@ class Compacted:
     A row is a record (JSON), a line (listing, test output, diff), a frame (stack trace) or
     a line piece (long text). ``safety_rows_kept`` counts every kept row that carries a
     safety signal, including those among the head rows. The counts are 0 when nothing
-    changed.
+    changed. ``status_lines_dropped`` counts SWE-agent status lines left out because
+    they repeat what the model sees above them (``stale.drop_repeated_status``).
     """
 
     text: str
@@ -108,6 +111,7 @@ class Compacted:
     rows_dropped: int
     safety_rows_kept: int
     changed: bool
+    status_lines_dropped: int = 0
 
 
 def compact(
@@ -316,6 +320,42 @@ def _split_trailer(text: str) -> tuple[str, str]:
             break
         cut = start - 1
     return text[:cut], text[cut:]
+
+
+# SWE-agent's advice after an edit, in its two wordings
+_REVIEW_CHECKLIST = re.compile(
+    r"Please review the changes and make sure they are correct"
+    r"(?: \(correct indentation, no duplicate lines, etc\)\.|:\s*"
+    r"1\. The edited file is correctly indented\s*"
+    r"2\. The edited file does not contain duplicate lines\s*"
+    r"3\. The edit does not break existing functionality)\s*"
+    r"Edit the file again if necessary\."
+)
+REVIEW_CHECKLIST_OMITTED = "(review checklist omitted)"
+
+
+def has_review_checklist(text: str) -> bool:
+    """Whether a payload carries SWE-agent's advice to review an edit."""
+    return "Please review the changes" in text and _REVIEW_CHECKLIST.search(text) is not None
+
+
+def omit_review_checklist(text: str) -> str | None:
+    r"""``text`` with SWE-agent's advice to review an edit written as a short marker, or
+    None when it has none. The advice is the same after every edit; ``progress`` keeps it
+    in the latest edit result that shows it.
+
+    Example:
+        >>> omit_review_checklist("File updated. Please review the changes and make sure "
+        ...     "they are correct (correct indentation, no duplicate lines, etc). Edit the "
+        ...     "file again if necessary.\n(Open file: /a.py)")
+        'File updated. (review checklist omitted)\n(Open file: /a.py)'
+        >>> omit_review_checklist("File updated.") is None
+        True
+    """
+    if "Please review the changes" not in text:
+        return None
+    cut = _REVIEW_CHECKLIST.sub(REVIEW_CHECKLIST_OMITTED, text)
+    return cut if len(cut) < len(text) else None
 
 
 # Each shape: what a body must contain for it to be detected at all (so that the regex

@@ -79,6 +79,7 @@ def telemetry(result, *, counter, elapsed_ms: float, warnings, output: list[dict
         "token_estimator": counter.name,
         "tool_payloads_compacted": len(result.compacted),
         "compacted_payloads": [_payload(n(i), c) for i, c in sorted(result.compacted.items())],
+        "status_lines_dropped": sum(c.status_lines_dropped for c in result.compacted.values()),
         "state_keys_dropped_over_limit": list(reg.dropped_over_limit),
         "state_values_truncated": list(reg.truncated_values),
         "kv_cache_prefix_messages_preserved": preserved,
