@@ -14,6 +14,7 @@ folded a prefix can copy the fold and carry on from there.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass, field
 from functools import partial
@@ -226,6 +227,7 @@ class RegisterFold:
 
 
 _DATE_CHARS = 30  # longer than any date ``iso_date`` reads ("September 30th, 2024")
+_YEAR = re.compile(r"\d{4}")  # a date the register compares carries its year
 REVOKED_SLOT = "revoked_slot_not_inferred"  # the kind of refusal for a value said after a revoke
 _REVOKED_WHY = "the slot was revoked; only a declaration sets it again"
 
@@ -307,7 +309,7 @@ def value_key(value: str) -> str:
         >>> value_key("May 13, 2024") == value_key("2024-05-13") != value_key("May 13")
         True
     """
-    if len(value) <= _DATE_CHARS and any(c.isdigit() for c in value):
+    if len(value) <= _DATE_CHARS and _YEAR.search(value) is not None:
         date = iso_date(value)
         if date is not None:
             return date
