@@ -207,6 +207,7 @@ def extract_turn(text: str, turn: int, schema: Schema) -> list[Observation]:
         text = unicodedata.normalize("NFC", text)
     folded = fold(text)
     observations = []
+    corrects = None  # whether the turn holds a correction cue at all (``_corrected``)
     for slot in schema.slots:
         # ``admits(slot.checks, folded)`` written out: most turns are turned away here, for
         # most slots, and a call per slot and turn cost more than its checks
@@ -219,7 +220,10 @@ def extract_turn(text: str, turn: int, schema: Schema) -> list[Observation]:
         else:
             hit = _first_match(text, folded, slot)
             if hit is not None:
-                hit = _corrected(text, folded, slot, hit)
+                if corrects is None:  # asked once per turn: most turns correct nothing
+                    corrects = admits(_CORRECTION_NEEDS, folded)
+                if corrects:
+                    hit = _corrected(text, folded, slot, hit)
             if hit is not None:
                 value, start, end = hit
                 observations.append(
@@ -271,6 +275,7 @@ _CORRECTION = re.compile(
     r"\b(?:my\s+mistake|correction|scratch\s+that|i\s+meant|sorry,?\s+i\s+mean"
     r"|make\s+that|change\s+(?:that|it)\s+to)\b[\s:,;-]*"
 )
+_CORRECTION_NEEDS = checking_order(required_literals(_CORRECTION))
 CORRECTION_REACH = 30  # the new value must begin within this many characters of the cue
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)|\n")
 

@@ -121,7 +121,7 @@ class RegisterFold:
         if current is None:
             self._set(current, obs)
             return
-        same = value_key(current.value) == value_key(obs.value)
+        same = current.value == obs.value or value_key(current.value) == value_key(obs.value)
         if self._blocked(current, obs, same):
             return
         if same:
