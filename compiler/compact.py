@@ -99,7 +99,7 @@ class Compacted:
     a line piece (long text). ``safety_rows_kept`` counts every kept row that carries a
     safety signal, including those among the head rows. The counts are 0 when nothing
     changed. ``status_lines_dropped`` counts SWE-agent status lines left out because
-    they repeat what the model sees above them (``stale.drop_repeated_status``).
+    they repeat what the model sees above them (``repeats.drop_repeated_status``).
     """
 
     text: str

@@ -38,23 +38,19 @@ from compiler.messages import Message, with_content
 from compiler.protocol import render_instruction
 from compiler.recall import recall
 from compiler.register import RegisterFold
-from compiler.retire import retire
-from compiler.safety import has_safety_signal
-from compiler.stale import (
+from compiler.repeats import (
     Repeat,
     drop_repeated_status,
-    elide,
-    elide_record,
     first_shown,
-    fresh_payloads,
     inner_values,
     json_values,
     nested_fields,
-    next_read_key,
-    replaced_reads,
     status_values,
     write_pointers,
 )
+from compiler.retire import retire
+from compiler.safety import has_safety_signal
+from compiler.stale import elide, elide_record, fresh_payloads, next_read_key, replaced_reads
 
 if TYPE_CHECKING:
     from compiler.engine import Compilation, Options
@@ -378,8 +374,8 @@ class Progress:
 
     def _refer_to_shown(self, shown, texts, open_to, change, number) -> None:
         """Each top-level JSON value of a payload that an earlier payload in front of the
-        model shows verbatim, written as a pointer to that turn (``stale.write_pointers``).
-        A value is written out only when it equals one shown earlier (``stale.first_shown``):
+        model shows verbatim, written as a pointer to that turn (``repeats.write_pointers``).
+        A value is written out only when it equals one shown earlier (``repeats.first_shown``):
         few do."""
         found = {i: self._shown_json(i, texts[i]) for i in shown}
         asked = {}  # per payload open to this: its top-level objects and arrays
@@ -416,7 +412,7 @@ class Progress:
             earlier.append((shows, index if number is None else number(index)))
 
     def _shown_json(self, index: int, text: str) -> tuple | None:
-        """The JSON a payload's text shows (``stale.json_values``), and whether that may
+        """The JSON a payload's text shows (``repeats.json_values``), and whether that may
         hold a NaN, once per text."""
         known = self.shown.get(index)
         if known is None or known[0] != text:
