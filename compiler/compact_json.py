@@ -226,12 +226,12 @@ def _compact_value(
     """The payload compacted, and how many colons its plain serialisation holds."""
     found = _largest_collection(value)
     if found is not None:
-        rest = _dumps(_without(value, found.path)) if found.path else None
+        rest = dumps(_without(value, found.path)) if found.path else None
         summary = _summarise(found, rest, _label(found.path, tool_name), head_rows, signal)
         size, colons = _plain_size(value, found, rest)
         if len(summary.text) < size:
             return summary, colons
-    plain = found.text if found is not None and not found.path else _dumps(value)
+    plain = found.text if found is not None and not found.path else dumps(value)
     summary = build(
         JsonSummary,
         text=_escape_surrogates(plain),
@@ -256,8 +256,8 @@ def _plain_size(value: Any, found: _Collection, rest: str | None) -> tuple[int, 
     for step in found.path[:-1]:
         parent = parent[step]
     if isinstance(parent, list):  # the collection's place holds a placeholder in ``rest``
-        return size - len(_dumps(_PLACEHOLDER)), colons
-    key = _escape_surrogates(_dumps(found.path[-1]))
+        return size - len(dumps(_PLACEHOLDER)), colons
+    key = _escape_surrogates(dumps(found.path[-1]))
     comma = 1 if len(parent) > 1 else 0
     return size + len(key) + 1 + comma, colons + key.count(":") + 1
 
@@ -344,7 +344,8 @@ def json_encoder(*, ensure_ascii: bool = False, sort_keys: bool = False) -> Call
     return lambda value: "".join(encode(value, 0))
 
 
-_dumps = json_encoder()
+dumps = json_encoder()  # compact JSON; ``json_text`` also escapes lone surrogates
+canonical_dumps = json_encoder(ensure_ascii=True, sort_keys=True)  # one text, any key order
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
@@ -355,7 +356,7 @@ def json_text(value: Any) -> str:
         >>> json_text({"a": ["é", "\ud800"]})
         '{"a":["é","\\ud800"]}'
     """
-    return _escape_surrogates(_dumps(value))
+    return _escape_surrogates(dumps(value))
 
 
 def _escape_surrogates(text: str) -> str:
@@ -408,7 +409,7 @@ def _collect_values(node: dict | list, path: tuple[str | int, ...], found: list)
     """
     if isinstance(node, list):
         if len(node) >= MIN_VALUES and not any(isinstance(item, dict) for item in node):
-            found.append(_Collection(path, "values", node, _dumps(node)))
+            found.append(_Collection(path, "values", node, dumps(node)))
             return
         steps = enumerate(node)
     else:
@@ -423,7 +424,7 @@ def _collect(node: dict | list, path: tuple[str | int, ...], found: list[_Collec
     than Python recurses raises RecursionError, and the payload is read as text."""
     kind = _collection_kind(node)
     if kind is not None:  # anything nested inside it is smaller
-        found.append(_Collection(path, kind, node, _dumps(node)))
+        found.append(_Collection(path, kind, node, dumps(node)))
     elif isinstance(node, dict):
         for key, child in node.items():
             if isinstance(child, _NESTED) and key not in EXEMPT_KEYS and _branches(child):
@@ -531,8 +532,8 @@ def _keep(
 def _row_text(kind: str, row: Any) -> str:
     """A row as one line of JSON: an object, a group's list, or ``"key":{…}`` for a map."""
     if kind == "map":
-        return f"{_dumps(row[0])}:{_dumps(row[1])}"
-    return _dumps(row)
+        return f"{dumps(row[0])}:{dumps(row[1])}"
+    return dumps(row)
 
 
 def _rows_header(label: str, total: int, kept: int, head_rows: int, key_column: str | None) -> str:
@@ -596,19 +597,19 @@ def _table_with(
     if split is None:
         return None
     columns, cells = split
-    names = header = _dumps(columns)
+    names = header = dumps(columns)
     if kind == "groups":
         legs = iter(cells)
-        lines = [_dumps([next(legs) for _ in group]) for group in rows]
+        lines = [dumps([next(legs) for _ in group]) for group in rows]
     elif kind == "map" and key_column is None:
-        header = _dumps(["(key)", *columns])
-        lines = [_dumps([key, *cells]) for (key, _), cells in zip(rows, cells, strict=True)]
+        header = dumps(["(key)", *columns])
+        lines = [dumps([key, *cells]) for (key, _), cells in zip(rows, cells, strict=True)]
     else:
-        lines = list(map(_dumps, cells))
+        lines = list(map(dumps, cells))
     if columns and columns == list(records[0]):  # nothing was flattened
         keys = len(names) - 1  # each key, and its colon
     else:
-        keys = len(_dumps(records[0])) - len(_dumps(cells[0]))
+        keys = len(dumps(records[0])) - len(dumps(cells[0]))
     table = "\ncolumns=" + header + "\n" + "\n".join(lines)
     return table, _objects_size(kind, rows, keys, lines, key_column)
 
@@ -635,7 +636,7 @@ def _objects_size(kind: str, rows: list[Any], keys: int, lines: list[str], key: 
     records = sum(map(len, rows)) if kind == "groups" else len(rows)  # a group's legs
     size = sum(map(len, lines)) + len(lines) + keys * records
     if kind == "map" and key is not None:  # the key is a cell of the tuple, and leads the object
-        size += sum(len(_dumps(name)) + 1 for name, _ in rows)
+        size += sum(len(dumps(name)) + 1 for name, _ in rows)
     return size
 
 

@@ -14,13 +14,18 @@ import re
 from collections.abc import Sequence
 from enum import StrEnum
 
-from compiler.compact_json import decode_json, exact_numbers, json_encoder, json_text, may_be_json
+from compiler.compact_json import (
+    canonical_dumps,
+    decode_json,
+    dumps,
+    exact_numbers,
+    json_text,
+    may_be_json,
+)
 from compiler.safety import has_safety_signal
 from compiler.stale import FILE_VIEW
 
 _DECODER = json.JSONDecoder()
-_compact_json = json_encoder()
-_canonical_json = json_encoder(ensure_ascii=True, sort_keys=True)
 
 
 class Repeat(StrEnum):
@@ -136,7 +141,7 @@ _NESTED = (dict, list)  # (a tuple: ``dict | list`` is built anew at each isinst
 
 def canonical_value(node: object) -> str:
     """A JSON value written one way whatever its key order (sorted keys, ASCII)."""
-    return _canonical_json(node)
+    return canonical_dumps(node)
 
 
 def json_values(text: str, memo: dict | None = None) -> tuple[object, str, str] | None:
@@ -248,10 +253,10 @@ def first_shown(field: dict | list, earlier: Sequence[tuple], nan: bool = False)
             if node != field and (not nan or value_size(node) != size):
                 continue
             if written is None:
-                written = _compact_json(field)
+                written = dumps(field)
                 if len(written) < REPEAT_CHARS:
                     return None
-            if _compact_json(node) == written:
+            if dumps(node) == written:
                 return turn
             canonical = canonical or canonical_value(field)
             if canonical_value(node) == canonical:
@@ -283,7 +288,7 @@ def write_pointers(value: dict, written: str, rest: str, turns: tuple) -> str | 
     # written with a ":", so the value written back whole would hold as many as
     # ``written`` does; those are the ones ``text`` holds and the ones of the values it
     # points away from (a pointer holds none), found without writing the whole again.
-    colons = text.count(":") + sum(_compact_json(value[key]).count(":") for key, _ in turns)
+    colons = text.count(":") + sum(dumps(value[key]).count(":") for key, _ in turns)
     if colons != written.count(":"):
         return None
     return text + rest

@@ -25,10 +25,7 @@ from dataclasses import dataclass
 
 from compiler.classify import Kind
 from compiler.compact import Compacted, unchanged
-from compiler.compact_json import (
-    decode_json,
-    json_encoder,
-)
+from compiler.compact_json import canonical_dumps, decode_json, dumps
 from compiler.frozen import build
 from compiler.messages import Message
 from compiler.safety import has_safety_signal, safety_spans
@@ -42,10 +39,6 @@ _NOT_APPLIED = "Your changes have NOT been applied"
 _LINT_ERRORS = re.compile(r"^ERRORS:\s*\n(.*?)^This is how", re.MULTILINE | re.DOTALL)
 # A one-line command in the fence that ends an agent's turn (SWE-agent's protocol).
 _COMMAND = re.compile(r"```[^\n]*\n([^\n`]+)\n```\Z")
-# json.dumps with these options, its encoder built once rather than per call
-_compact_json = json_encoder()
-_canonical_json = json_encoder(ensure_ascii=True, sort_keys=True)
-
 
 # One thing a payload is a read of: a key, and what it showed: a record's top-level
 # fields, a file view's window, a call's or command's output, or None for a read that
@@ -379,7 +372,7 @@ def safety_lines(text: str) -> list[str]:
 
 def _canonical(arguments: str, memo: dict | None = None) -> str:
     try:
-        return _canonical_json(decode_json(arguments, memo))
+        return canonical_dumps(decode_json(arguments, memo))
     except (ValueError, RecursionError):
         return arguments
 
@@ -395,11 +388,11 @@ def record_rows(value: dict) -> list[str]:
     rows = []
     for name, field in value.items():
         if isinstance(field, list):
-            rows.extend(f"{name}: {_compact_json(item)}" for item in field)
+            rows.extend(f"{name}: {dumps(item)}" for item in field)
         elif isinstance(field, dict) and field and all(isinstance(v, dict) for v in field.values()):
-            rows.extend(f"{name}.{entry}: {_compact_json(item)}" for entry, item in field.items())
+            rows.extend(f"{name}.{entry}: {dumps(item)}" for entry, item in field.items())
         else:
-            rows.append(f"{name}: {_compact_json(field)}")
+            rows.append(f"{name}: {dumps(field)}")
     return rows
 
 

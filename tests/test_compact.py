@@ -27,7 +27,6 @@ from compiler.compact import (
     safety_spans,
 )
 from compiler.compact_json import (
-    _dumps,
     _escape_surrogates,
     _key_column,
     _largest_collection,
@@ -36,6 +35,7 @@ from compiler.compact_json import (
     _table,
     _without,
     compact_json,
+    dumps,
 )
 from compiler.compact_text import PIECE_CHARS
 from compiler.safety import _ID_NUMBER
@@ -635,7 +635,7 @@ def test_it_reads_ascii_text_for_safety_as_a_full_scan_does(text):
 @PLAIN
 @given(JSON_VALUES)
 def test_it_writes_json_as_json_dumps_does(value):
-    assert _dumps(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    assert dumps(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 @PLAIN
@@ -698,8 +698,8 @@ def test_it_knows_how_long_the_plain_json_is_without_writing_it(value, records, 
     found = _largest_collection(document)
     if found is None:
         return
-    rest = _dumps(_without(document, found.path)) if found.path else None
-    plain = _dumps(document)
+    rest = dumps(_without(document, found.path)) if found.path else None
+    plain = dumps(document)
     assert _plain_size(document, found, rest) == (len(_escape_surrogates(plain)), plain.count(":"))
 
 

@@ -13,8 +13,8 @@ from compiler.compact_json import (
     EXEMPT_KEYS,
     _Collection,
     _collection_kind,
-    _dumps,
     _largest_collection,
+    dumps,
 )
 from compiler.safety import _OTHER_DIGIT, _WORDS, has_safety_signal
 
@@ -32,7 +32,7 @@ def _every_collection(node, path, found):
     """The walk without skipping leaves: every dict and list is looked at."""
     kind = _collection_kind(node)
     if kind is not None:
-        found.append(_Collection(path, kind, node, _dumps(node)))
+        found.append(_Collection(path, kind, node, dumps(node)))
     elif isinstance(node, dict):
         for key, child in node.items():
             if isinstance(child, _NESTED) and key not in EXEMPT_KEYS:
