@@ -109,6 +109,17 @@ def _draft(units: list[_Unit], text: str) -> Draft:
     return Draft(text, total, kept, safety)
 
 
+def _merged(units: list[_Unit], lines: str, what: str) -> Draft:
+    """The kept units with one marker saying how many of all the ``lines`` were dropped,
+    and what they were."""
+    total = len(units)
+
+    def marker(dropped: list[_Unit]) -> str:
+        return _marker_line(f"{len(dropped)} of {total} {lines} omitted: {what}")
+
+    return _draft(units, _emit_merged(units, marker))
+
+
 def _marker_line(body: str) -> str:
     return f"[… {body} (truncated=true) …]"
 
@@ -211,13 +222,7 @@ def compact_test_output(body: str) -> Draft:
         keep = summary or flag or frame_source or _TEST_KEEP.search(line) is not None
         frame_source = _FRAME.match(line) is not None
         units.append(_Unit(line, keep=keep or frame_source, safety=flag))
-    total = len(units)
-
-    def marker(dropped: list[_Unit]) -> str:
-        what = "passing tests, progress and source context"
-        return _marker_line(f"{len(dropped)} of {total} lines omitted: {what}")
-
-    return _draft(units, _emit_merged(units, marker))
+    return _merged(units, "lines", "passing tests, progress and source context")
 
 
 # Stack traces --------------------------------------------------------------------------
@@ -316,13 +321,7 @@ def compact_diff(body: str) -> Draft:
         else:
             keep = False
         units.append(_Unit(line, keep=keep or flag, safety=flag))
-    total = len(units)
-
-    def marker(dropped: list[_Unit]) -> str:
-        what = "context lines and changes past the budget"
-        return _marker_line(f"{len(dropped)} of {total} diff lines omitted: {what}")
-
-    return _draft(units, _emit_merged(units, marker))
+    return _merged(units, "diff lines", "context lines and changes past the budget")
 
 
 # Long text -----------------------------------------------------------------------------
