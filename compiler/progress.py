@@ -157,7 +157,9 @@ class Progress:
         self.read_keys.append(next_read_key(message, kind, previous, self.calls, self.decoded))
         clean.append(message)
         self.kinds.append(kind)
-        stated = status_values(message.content or "")
+        # (only compact mode cuts repeated status lines: cache_friendly reads none)
+        compacting = self.options.mode == "compact"
+        stated = status_values(message.content or "") if compacting else _NO_STATUS
         self.stated.append(stated)
         self.statuses = self.statuses or stated != _NO_STATUS
 
