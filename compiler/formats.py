@@ -12,7 +12,7 @@ OpenAI-shaped message dicts. The shapes, tried in this order:
    is read as plain text instead.
 2. JSONL: one JSON object per line, each a message or a record. Bad lines are
    reported by number and skipped.
-3. Plain text: ``role: text`` lines (see ``_TURN``). A ``---`` line followed
+3. Plain text: ``role: text`` lines (``compiler.text_turns``). A ``---`` line followed
    by a ``# <id> (<model>)`` header, or by nothing, ends a transcript: that is
    the nebius corpus layout.
 
@@ -60,7 +60,8 @@ from compiler.items import (
     parsed_items,
     read_message_list,
 )
-from compiler.messages import Message, ParseWarning, ToolCall
+from compiler.messages import ParseWarning
+from compiler.text_turns import read_text, split_lines, text_entries
 
 # Which key makes a JSON object a transcript record, the type it must have,
 # and the format it means; first match wins.
@@ -71,14 +72,6 @@ _RECORD_KEYS = (
     ("messages_display", str, Format.DISPLAY),
 )
 
-_ROLE_WORD = "|".join(sorted(ROLE_NAMES, key=lambda word: (-len(word), word)))
-# re.ASCII: under Unicode case folding "ſystem" would match "system".
-_TURN = re.compile(
-    rf"(?P<lead>[ \t>*_-]{{0,12}}?)(?:\*\*|__)?(?P<role>{_ROLE_WORD})"
-    r"(?:[ \t]*\[(?P<name>[^\]]{0,80})\])?[*_]{0,2}[ \t]*:[*_]{0,2}(?=\s|$)(?P<rest>.*)",
-    re.IGNORECASE | re.ASCII,
-)
-_HEADER = re.compile(r"#[ \t]*(?P<id>\S+)[ \t]+\((?P<model>[^()]*)\)[ \t]*")
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 # a byte-order mark or a zero-width character at the start of a line: invisible, and in
 # the way of the role word or the JSON that follows it
@@ -173,7 +166,7 @@ def _read_any(text: str) -> tuple[list[_Entry], int, int]:
         lines = text.split("\n")
         if _looks_jsonl(lines):  # JSONL after a line that is not an object
             return _jsonl_entries(lines), 1, 1
-        return _text_entries(text), 1, 1
+        return text_entries(text), 1, 1
     value, error = _decode(text, start)
     if error is None:
         doc = _Doc(text)
@@ -184,7 +177,7 @@ def _read_any(text: str) -> tuple[list[_Entry], int, int]:
     note = ParseWarning(
         error.line, f"not valid JSON ({error.message}, column {error.column}); read as text"
     )
-    return [("", Parsed((), (note,))), *_text_entries(text)], error.line, error.column
+    return [("", Parsed((), (note,))), *text_entries(text)], error.line, error.column
 
 
 def _collect(entries: list[_Entry]) -> tuple[tuple[_Entry, ...], tuple[ParseWarning, ...]]:
@@ -386,7 +379,7 @@ def _record_entry(record: Any, doc: _Doc, pos: int, fallback_id: str, where: str
     ident = _record_id(record, fallback_id)
     value_pos = doc.members(pos)[key]
     if fmt is Format.DISPLAY:
-        parsed = _embed(_read_text(_split_lines(record[key]), 1), doc.line(value_pos), key)
+        parsed = _embed(read_text(split_lines(record[key]), 1), doc.line(value_pos), key)
     else:
         lines = [doc.line(p) for p in doc.elements(value_pos)]
         parsed = parsed_items(record[key], lines, indexed(key), fmt)
@@ -506,204 +499,6 @@ def _entry_line(entry: _Entry) -> int:
 def _named(where: str) -> Callable[[int], str]:
     """Every item of a list named alike (one object, one line)."""
     return lambda index: where
-
-
-# -- plain text --------------------------------------------------------------
-
-
-def _split_lines(text: str) -> list[str]:
-    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-
-
-def _text_entries(text: str) -> list[_Entry]:
-    lines = text.split("\n")
-    blocks = _blocks(lines)
-    entries = []
-    for number, (start, end) in enumerate(blocks, start=1):
-        parsed = _read_text(lines[start:end], start + 1)
-        fallback = "transcript" if len(blocks) == 1 else f"block{number}"
-        entries.append((dict(parsed.meta).get("id", fallback), parsed))
-    return entries
-
-
-def _blocks(lines: list[str]) -> list[tuple[int, int]]:
-    """Index ranges of the transcripts, split at ``---`` lines that end one.
-
-    A ``---`` ends a transcript only if a ``# <id> (<model>)`` header or the
-    end of the text follows it, and the transcript it ends has such a header
-    before its first turn (``_headed``); elsewhere it is a markdown rule in a
-    turn, followed, say, by a ``# Summary (draft)`` heading.
-    """
-    bounds, start = [], 0
-    for index, line in enumerate(lines):
-        if line.rstrip() != "---":
-            continue
-        after = index + 1
-        while after < len(lines) and not lines[after].strip():
-            after += 1
-        if after == len(lines) or (_HEADER.fullmatch(lines[after]) and _headed(lines[start:index])):
-            bounds.append((start, index))
-            start = index + 1
-    return [*bounds, (start, len(lines))]
-
-
-def _headed(lines: list[str]) -> bool:
-    """Whether a ``# <id> (<model>)`` header comes before the first turn of ``lines``:
-    one inside a turn is a heading of the text (``# Summary (draft)``).
-
-    Example:
-        >>> _headed(["# a#0 (m1)", "user: hi"]), _headed(["user: hi", "# Summary (draft)"])
-        (True, False)
-    """
-    for line in lines:
-        if _HEADER.fullmatch(line):
-            return True
-        turn = _TURN.match(line)
-        if turn is not None and not turn["lead"]:
-            return False
-    return False
-
-
-def _read_text(lines: list[str], first_line: int) -> Parsed:
-    """``role: text`` turns from lines that begin on line ``first_line``."""
-    starts, quoted = _turn_starts(lines)
-    head = starts[0][0] if starts else len(lines)
-    warnings = _preamble_warnings(lines[:head], first_line, turns=bool(starts))
-    for index, word, usual in quoted:
-        note = f"'{word}:' read as text of the turn above; this transcript's turns use '{usual}:'"
-        warnings.append(ParseWarning(first_line + index, note))
-    messages = []
-    for number, (index, match) in enumerate(starts):
-        end = starts[number + 1][0] if number + 1 < len(starts) else len(lines)
-        message = _turn(match, lines[index + 1 : end], first_line + index)
-        if message is None:
-            role = ROLE_NAMES[match["role"].lower()]
-            warnings.append(ParseWarning(first_line + index, f"empty {role} turn dropped"))
-        else:
-            messages.append(message)
-    meta = _header_meta(lines[:head])
-    messages, unpaired = _pair_tool_calls(messages)
-    warnings = sorted([*warnings, *unpaired], key=lambda warning: warning.line)
-    return Parsed(tuple(messages), tuple(warnings), Format.TEXT, meta)
-
-
-def _turn_starts(lines: list[str]) -> tuple[list[_Start], list[tuple[int, str, str]]]:
-    r"""Lines that start a turn (column-0 role lines, else decorated ones), and role lines
-    read as text instead, each as (line index, its word, the word its role's turns use).
-
-    A line opening with another word for a role (``Customer:``, ``Agent:``, ``Model:``)
-    than the one the role's first turn used is a form quoted inside a turn ("The ticket
-    lists:\nCustomer: John Smith"), not a new speaker. The API's own names (``user:``,
-    ``assistant:``, ``system:``, ``tool:``) always start a turn.
-
-    Example:
-        >>> text = "user: who?\nassistant: It lists:\nCustomer: Jo\nuser: ok"
-        >>> starts, quoted = _turn_starts(text.split("\n"))
-        >>> [i for i, _ in starts], quoted
-        ([0, 1, 3], [(2, 'Customer', 'user')])
-    """
-    found = [(index, match) for index, line in enumerate(lines) if (match := _TURN.match(line))]
-    chosen = [(index, match) for index, match in found if not match["lead"]] or found
-    first: dict[str, str] = {}  # role -> the word its first turn used
-    for _, match in chosen:
-        word = match["role"].lower()
-        first.setdefault(ROLE_NAMES[word], word)
-    starts, quoted = [], []
-    for index, match in chosen:
-        word = match["role"].lower()
-        role = ROLE_NAMES[word]
-        if word == role or first[role] == word:
-            starts.append((index, match))
-        else:
-            quoted.append((index, match["role"], first[role]))
-    return starts, quoted
-
-
-_Start = tuple[int, re.Match]
-
-
-def _preamble_warnings(lines: list[str], first_line: int, *, turns: bool) -> list[ParseWarning]:
-    """One warning for text before the first turn; ``#`` lines are harmless."""
-    ignored = [i for i, line in enumerate(lines) if line.strip() and not line.startswith("#")]
-    if not ignored:
-        return []
-    low, high = first_line + ignored[0], first_line + ignored[-1]
-    span = f"line {low}" if low == high else f"lines {low}-{high}"
-    what = "text before the first turn" if turns else "text without any turn"
-    return [ParseWarning(low, f"{what} ignored ({span})")]
-
-
-def _header_meta(lines: list[str]) -> tuple[tuple[str, str], ...]:
-    """``id`` and ``model`` from the last ``# <id> (<model>)`` header line."""
-    for line in reversed(lines):
-        if match := _HEADER.fullmatch(line):
-            return (("id", match["id"]), ("model", match["model"].strip()))
-    return ()
-
-
-def _turn(match: re.Match, body: list[str], line: int) -> Message | None:
-    """The message a role line and its continuation lines make, or None if empty."""
-    role = ROLE_NAMES[match["role"].lower()]
-    name = (match["name"] or "").strip() or None
-    content = "\n".join(_trim_blank([match["rest"].lstrip(" \t"), *_dedent(body)]))
-    if role == "assistant" and content == "None":
-        return Message(role, None, name=name, line=line)
-    if not content and role != "tool":
-        return None
-    return Message(role, content, name=name, line=line)
-
-
-def _dedent(body: list[str]) -> list[str]:
-    """Strip the two-space continuation indent if every non-blank line has it."""
-    filled = [line for line in body if line.strip()]
-    if not filled or not all(line.startswith("  ") for line in filled):
-        return body
-    return [line[2:] if line.startswith("  ") else line for line in body]
-
-
-def _trim_blank(lines: list[str]) -> list[str]:
-    filled = [index for index, line in enumerate(lines) if line.strip()]
-    return lines[filled[0] : filled[-1] + 1] if filled else []
-
-
-def _pair_tool_calls(messages: list[Message]) -> tuple[list[Message], list[ParseWarning]]:
-    """Give each assistant turn the calls its following tool turns answer, linked by id,
-    and warn of a call no turn answers or an answer to no call (the chat API refuses
-    both).
-
-    Text does not say which tool was called; a call is named after the tool turn's
-    ``[name]`` when it has one, else ``""``, with empty arguments. Its id is made from
-    the line of the tool turn answering it (``call_<line>``; an unanswered call, from the
-    assistant's line), so the same text always gets the same ids.
-
-    Example:
-        >>> turns = [Message("assistant", None, line=1), Message("tool", "a.py", line=2)]
-        >>> paired, warnings = _pair_tool_calls(turns)
-        >>> paired[0].tool_calls, paired[1].tool_call_id, warnings
-        ((ToolCall(name='', arguments='', id='call_2'),), 'call_2', [])
-    """
-    out = list(messages)
-    warnings = []
-    for index, message in enumerate(out):
-        if message.role == "tool" and out[index].tool_call_id is None:
-            note = "a tool turn that follows no assistant turn answers no call"
-            warnings.append(ParseWarning(message.line or 1, note))
-        if message.role != "assistant" or message.tool_calls:
-            continue
-        answers, after = [], index + 1
-        while after < len(out) and out[after].role == "tool":
-            answer = out[after]
-            call = ToolCall(name=answer.name or "", arguments="", id=f"call_{answer.line}")
-            answers.append(call)
-            out[after] = replace(answer, tool_call_id=call.id)
-            after += 1
-        if not answers and message.content is None:
-            answers.append(ToolCall(name="", arguments="", id=f"call_{message.line}"))
-            note = "assistant: None with no tool turn after it: its call is unanswered"
-            warnings.append(ParseWarning(message.line or 1, note))
-        if answers:
-            out[index] = replace(message, tool_calls=tuple(answers))
-    return out, warnings
 
 
 # read_message_list (compiler.items) is read here too: this module reads every shape
