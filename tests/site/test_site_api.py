@@ -213,25 +213,20 @@ def test_it_never_reads_a_schema_from_a_path(api_client):
     )
 
 
-def test_it_names_an_invalid_mode(api_client):
-    response = api_client.post("/compile", json={"transcript": "user: hi", "mode": "fast"})
+@pytest.mark.parametrize(
+    ("field", "given", "problem"),
+    [
+        ("mode", "fast", "Input should be 'compact' or 'cache_friendly'"),
+        ("value_policy", "maybe", "Input should be 'flag', 'reject' or 'off'"),
+    ],
+)
+def test_it_names_an_invalid_choice(api_client, field, given, problem):
+    response = api_client.post("/compile", json={"transcript": "user: hi", field: given})
     assert response.status_code == 422
-    problem = "Input should be 'compact' or 'cache_friendly'"
     assert response.json() == {
         "error": "invalid_option",
-        "message": f"mode: {problem}",
-        "fields": [{"field": "mode", "problem": problem}],
-    }
-
-
-def test_it_names_an_invalid_policy(api_client):
-    response = api_client.post("/compile", json={"transcript": "user: hi", "value_policy": "maybe"})
-    assert response.status_code == 422
-    problem = "Input should be 'flag', 'reject' or 'off'"
-    assert response.json() == {
-        "error": "invalid_option",
-        "message": f"value_policy: {problem}",
-        "fields": [{"field": "value_policy", "problem": problem}],
+        "message": f"{field}: {problem}",
+        "fields": [{"field": field, "problem": problem}],
     }
 
 
