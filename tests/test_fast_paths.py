@@ -429,29 +429,31 @@ def test_safety_lines_are_the_lines_splitting_the_text_finds(text):
 # -- prefilters ----------------------------------------------------------------------------
 
 
-def _candidate_starts_as_a_set(folded, literals, text, before, after) -> list[int]:
-    starts = set()
-    for literal in literals:
-        if literal == TEXT_START:
-            starts.add(0)
-            continue
-        stop = None if before is None else before + len(literal) - 1
-        at = folded.find(literal, 0, stop)
-        while at >= 0:
-            if after is None or not at or not after(text[at - 1]):
-                starts.add(at)
-            at = folded.find(literal, at + 1, stop)
-    return sorted(starts)
+def _starts_at_every_position(folded, literals, text, before, after) -> list[int]:
+    """Every position tried against every literal: one starting before ``before``, not
+    just after a character ``after`` holds for; ``TEXT_START`` at 0 whatever ``before``."""
+    starts = []
+    for at in range(len(folded) + 1):
+        for literal in literals:
+            if literal == TEXT_START:
+                found = at == 0
+            else:
+                found = (before is None or at < before) and folded.startswith(literal, at)
+                found = found and (after is None or at == 0 or not after(text[at - 1]))
+            if found:
+                starts.append(at)
+                break
+    return starts
 
 
 @settings(max_examples=300, deadline=None)
 @given(TEXTS, st.sampled_from([None, 0, 5, 30]))
-def test_candidate_starts_are_the_sorted_set_of_every_literal_start(text, before):
+def test_candidate_starts_are_every_position_a_literal_starts_at(text, before):
     folded = fold(text)
     for literals in ({"to"}, {"to", "in", "is"}, {"", ":", "\n"}, {"it's", "i"}, {"economy"}):
         for after in (None, word_char):
             got = candidate_starts(folded, frozenset(literals), text, before, after)
-            assert got == _candidate_starts_as_a_set(folded, literals, text, before, after)
+            assert got == _starts_at_every_position(folded, literals, text, before, after)
 
 
 @settings(max_examples=300, deadline=None)
@@ -494,14 +496,13 @@ def test_clauses_in_checking_order_admit_what_the_clauses_admit(text):
 
 
 def _split_trailer_line_by_line(text: str) -> tuple[str, str]:
-    cut = len(text)
-    while cut > 0:
-        start = text.rfind("\n", 0, cut) + 1
-        line = text[start:cut].rstrip("\r")
-        if not _TRAILER_LINE.fullmatch(line) or start == 0:
-            break
-        cut = start - 1
-    return text[:cut], text[cut:]
+    """The trailing lines that are footer lines, the first line never among them."""
+    lines = text.split("\n")
+    kept = len(lines)
+    while kept > 1 and _TRAILER_LINE.fullmatch(lines[kept - 1].rstrip("\r")):
+        kept -= 1
+    trailer = "\n" + "\n".join(lines[kept:]) if kept < len(lines) else ""
+    return "\n".join(lines[:kept]), trailer
 
 
 @settings(max_examples=500, deadline=None)
