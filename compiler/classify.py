@@ -29,6 +29,12 @@ class Kind(StrEnum):
     QUOTED = "quoted_output"
 
 
+# The kinds under module names as well, for the classifier's per-message path: looking a
+# member up on its enum costs several times reading a global, and every message asks.
+_SPEECH, _MACHINE, _MENU = Kind.SPEECH, Kind.MACHINE, Kind.MENU
+_TOOL_CALL, _QUOTED = Kind.TOOL_CALL, Kind.QUOTED
+
+
 # Markers that only tools write, on a payload's first line. Anchoring them there
 # keeps a person who quotes one of them mid-sentence a speaker.
 _START_MARKERS = re.compile(
@@ -99,8 +105,8 @@ def classify_next(message: Message, task_seen: bool) -> tuple[Kind, bool]:
     kind = _kind(message)
     if message.role == "user" and not task_seen:
         task_seen = True
-        if kind is Kind.MACHINE and not _starts_like_output(message.text):
-            kind = Kind.SPEECH
+        if kind is _MACHINE and not _starts_like_output(message.text):
+            kind = _SPEECH
     if message.role == "assistant":
         task_seen = True
     return kind, task_seen
@@ -110,16 +116,16 @@ _OWN_WORDS = frozenset({"system", "assistant"})
 
 
 def _kind(message: Message) -> Kind:
-    text = message.text
+    text = message.content or ""  # (``message.text``, without a property call per message)
     if message.role == "assistant" and message.tool_calls and not text.strip():
-        return Kind.TOOL_CALL
+        return _TOOL_CALL
     if message.role == "tool":
-        return Kind.MACHINE
+        return _MACHINE
     if looks_like_machine_output(text):
-        return Kind.QUOTED if message.role in _OWN_WORDS else Kind.MACHINE
+        return _QUOTED if message.role in _OWN_WORDS else _MACHINE
     if message.role == "assistant" and looks_like_option_menu(text):
-        return Kind.MENU
-    return Kind.SPEECH
+        return _MENU
+    return _SPEECH
 
 
 def looks_like_machine_output(text: str) -> bool:

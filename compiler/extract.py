@@ -44,6 +44,9 @@ class Provenance(StrEnum):
 
 PROVENANCE_RANK = {Provenance.INFERRED: 0, Provenance.ACTED: 1, Provenance.DECLARED: 2}
 SPEAKING_ROLES = frozenset({"user", "assistant"})
+# Members named once per message or match, under module names: looking a member up on its
+# enum costs several times reading a global.
+_SPEECH, _INFERRED, _ACTED, _ASSERT = Kind.SPEECH, Provenance.INFERRED, Provenance.ACTED, Op.ASSERT
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ def _observed(slot, value, turn, provenance, start=0, end=0) -> Observation:
         provenance=provenance,
         start=start,
         end=end,
-        op=Op.ASSERT,
+        op=_ASSERT,
     )
 
 
@@ -122,8 +125,8 @@ def extract_message(
     texts decoded before (``compact_json.decode_json``): the read keys decode the same
     tool-call arguments (``compiler.stale``)."""
     found: list[Observation] = []
-    if kind is Kind.SPEECH and message.role in SPEAKING_ROLES:
-        found = extract_turn(message.text, turn, schema)
+    if kind is _SPEECH and message.role in SPEAKING_ROLES:
+        found = extract_turn(message.content or "", turn, schema)
         if declared:
             found = [o for o in found if o.slot not in declared]
     # only calls that commit state are read: a lookup's arguments need not even be decoded
@@ -159,7 +162,7 @@ def extract_actions(calls, turn: int, acting: dict, memo=None) -> list[Observati
             value = _argument_at(arguments, mapping.steps)
             value = clean_value(value) if value is not None else ""
             if value:
-                found.append(_observed(slot, value, turn, Provenance.ACTED))
+                found.append(_observed(slot, value, turn, _ACTED))
     return found
 
 
@@ -221,14 +224,12 @@ def extract_turn(text: str, turn: int, schema: Schema) -> list[Observation]:
             hit = _first_match(text, folded, slot)
             if hit is not None:
                 if corrects is None:  # asked once per turn: most turns correct nothing
-                    corrects = admits(_CORRECTION_NEEDS, folded)
+                    corrects = _has_correction(folded)
                 if corrects:
                     hit = _corrected(text, folded, slot, hit)
             if hit is not None:
                 value, start, end = hit
-                observations.append(
-                    _observed(slot.name, value, turn, Provenance.INFERRED, start, end)
-                )
+                observations.append(_observed(slot.name, value, turn, _INFERRED, start, end))
     return observations
 
 
@@ -314,6 +315,20 @@ def _corrected(text: str, folded: str, slot: Slot, hit: tuple[str, int, int]):
 
 
 _VALUE_REACH = 300  # longer than a value a slot pattern reads, for the stretch read after a cue
+
+
+def _has_correction(folded: str) -> bool:
+    """Whether a turn holds a correction cue anywhere: asked once per turn, where
+    ``_corrected`` would look for one after each slot's match (a turn without one
+    anywhere has none after any match).
+
+    Example:
+        >>> _has_correction("ship it to 12 oak st. sorry, my mistake: 45 elm rd")
+        True
+        >>> _has_correction("make it 3, please")
+        False
+    """
+    return admits(_CORRECTION_NEEDS, folded) and _CORRECTION.search(folded) is not None
 
 
 def _reading(match: re.Match, text: str) -> str:

@@ -109,11 +109,11 @@ class RegisterFold:
             self.apply(observation)
 
     def apply(self, obs: Observation) -> None:
-        if obs.op is Op.REVOKE:
+        if obs.op is _REVOKE:
             self._revoke(obs)
             return
         current = self._current(obs.slot)
-        if obs.slot in self.revoked and obs.provenance is not Provenance.DECLARED:
+        if obs.slot in self.revoked and obs.provenance is not _DECLARED:
             # the agent voided the slot: a value said or acted on since does not bring it
             # back, but it is reported, and its turn is kept while the slot stays void
             self.refusals.append(Refusal(obs.slot, obs.turn, REVOKED_SLOT, _REVOKED_WHY, obs.value))
@@ -135,7 +135,7 @@ class RegisterFold:
 
     def _blocked(self, current: Entry, obs: Observation, same: bool) -> bool:
         """``same``: the values are equal but for case."""
-        if current.pinned and obs.op is not Op.PIN and not same:
+        if current.pinned and obs.op is not _PIN and not same:
             self._refuse_or_conflict(current, obs, "pinned_write_blocked", "the slot is pinned")
             return True
         if obs.slot in self.immutable and not same:
@@ -147,32 +147,22 @@ class RegisterFold:
         return False
 
     def _refuse_or_conflict(self, current: Entry, obs: Observation, kind: str, why: str):
-        if obs.provenance is Provenance.DECLARED:
+        if obs.provenance is _DECLARED:
             self.refusals.append(Refusal(obs.slot, obs.turn, kind, why, obs.value))
         else:
             self.conflicts.append(Conflict(obs.slot, current, obs.value, obs.turn, obs.provenance))
 
     def _reaffirm(self, current: Entry, obs: Observation) -> None:
-        index = self.live[obs.slot]
         stronger = PROVENANCE_RANK[obs.provenance] > PROVENANCE_RANK[current.provenance]
-        supports = (
-            current.supports
-            if obs.turn in current.supports
-            else (
-                *current.supports,
-                obs.turn,
-            )
-        )
-        self.entries[index] = _entry(
-            slot=current.slot,
-            value=current.value,
-            turn=current.turn,
-            provenance=obs.provenance if stronger else current.provenance,
-            supports=supports,
-            pinned=current.pinned or obs.op is Op.PIN,
-            unsure=_unsure_after(current, obs),
-            superseded_by=None,
-            revoked_at=None,
+        supports = current.supports
+        if obs.turn not in supports:
+            supports = (*supports, obs.turn)
+        self.entries[self.live[obs.slot]] = _restated(
+            current,
+            obs.provenance if stronger else current.provenance,
+            supports,
+            current.pinned or obs.op is _PIN,
+            _unsure_after(current, obs),
         )
         self.reaffirmations += 1
 
@@ -188,8 +178,8 @@ class RegisterFold:
                 turn=obs.turn,
                 provenance=obs.provenance,
                 supports=(obs.turn,),
-                pinned=obs.op is Op.PIN or obs.slot in self.immutable,
-                unsure=obs.op is Op.UNSURE,
+                pinned=obs.op is _PIN or obs.slot in self.immutable,
+                unsure=obs.op is _UNSURE,
                 superseded_by=None,
                 revoked_at=None,
             )
@@ -232,18 +222,45 @@ REVOKED_SLOT = "revoked_slot_not_inferred"  # the kind of refusal for a value sa
 _REVOKED_WHY = "the slot was revoked; only a declaration sets it again"
 
 _OP_ORDER = {Op.REVOKE: 0, Op.UNSURE: 1, Op.PIN: 2, Op.ASSERT: 3}
+# Members the fold names once or more per observation, under module names: looking a
+# member up on its enum costs several times reading a global.
+_REVOKE, _PIN, _UNSURE, _DECLARED = Op.REVOKE, Op.PIN, Op.UNSURE, Provenance.DECLARED
 
 
 def _unsure_after(current: Entry, obs: Observation) -> bool:
     """An ``unsure`` restatement flags the value; a declared assertion settles it."""
-    if obs.op is Op.UNSURE:
+    if obs.op is _UNSURE:
         return True
-    if obs.provenance is Provenance.DECLARED:
+    if obs.provenance is _DECLARED:
         return False
     return current.unsure
 
 
 _entry = partial(build, Entry)  # Entry(**fields), every field given: one per value set or restated
+_new = object.__new__
+
+
+def _restated(entry: Entry, provenance: Provenance, supports: tuple, pinned, unsure) -> Entry:
+    """``entry`` restated, live: these fields new, its slot, value and turn its own. Built
+    as ``frozen.build`` builds, from a copy of its fields rather than from keywords: one is
+    built per value restated, which is most observations of a long history.
+
+    Example:
+        >>> first = _entry(slot="a", value="x", turn=1, provenance=Provenance.INFERRED,
+        ...     supports=(1,), pinned=False, unsure=False, superseded_by=None, revoked_at=None)
+        >>> _restated(first, Provenance.ACTED, (1, 3), True, False) == Entry(
+        ...     "a", "x", 1, Provenance.ACTED, (1, 3), pinned=True)
+        True
+    """
+    restated = _new(Entry)
+    fields = restated.__dict__
+    fields.update(entry.__dict__)
+    fields["provenance"] = provenance
+    fields["supports"] = supports
+    fields["pinned"] = pinned
+    fields["unsure"] = unsure
+    fields["superseded_by"] = fields["revoked_at"] = None
+    return restated
 
 
 def _ended(entry: Entry, superseded_by: int | None = None, revoked_at: int | None = None) -> Entry:

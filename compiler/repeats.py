@@ -50,9 +50,18 @@ def status_values(text: str) -> tuple[str | None, str | None]:
         >>> status_values("(Open file: /r/a.py) is not at the end")
         (None, None)
     """
+    last = text[-1:]
+    if last not in _STATUS_ENDS and not last.isspace():
+        return _NO_STATUS  # (at once for most texts: no status line ends them)
     found: dict[str, str] = {}
     _status_start(text, found)
     return found.get("Open file"), found.get("Current directory")
+
+
+# What a text may end with, blank space aside, for a status block to end it: a status line
+# ends with ")" or "$" (``_status_start``); an empty text is left to it too.
+_STATUS_ENDS = ("", ")", "$")
+_NO_STATUS = (None, None)
 
 
 def drop_repeated_status(

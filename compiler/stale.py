@@ -37,6 +37,7 @@ _CURRENT_DIRECTORY = re.compile(r"^\(Current directory: ([^\n)]+)\)", re.MULTILI
 # would have looked, not the file, and the lint errors come first
 _NOT_APPLIED = "Your changes have NOT been applied"
 _LINT_ERRORS = re.compile(r"^ERRORS:\s*\n(.*?)^This is how", re.MULTILINE | re.DOTALL)
+_MACHINE = Kind.MACHINE  # (a global: looking a member up on its enum costs several times more)
 # A one-line command in the fence that ends an agent's turn (SWE-agent's protocol).
 _COMMAND = re.compile(r"```[^\n]*\n([^\n`]+)\n```\Z")
 
@@ -142,19 +143,18 @@ def read_keys(
         (('command ls', Output('ok')),)
     """
     keys: list[ReadKey] = []
+    text = message.content or ""  # (``message.text``, read once)
     if message.tool_call_id and message.tool_call_id in calls:
         name, arguments = calls[message.tool_call_id]
         if name:
-            keys.append((f"call {name} {arguments}", Output(message.text)))
-    view = file_view(message.text) if "[File: " in message.text else None
+            keys.append((f"call {name} {arguments}", Output(text)))
+    view = file_view(text) if "[File: " in text else None
     if view:
         keys.append(view)
     if not keys and previous is not None and previous.role == "assistant":
         command = _COMMAND.search(previous.text.rstrip())
         if command:
-            keys.append(
-                (_command_key(command.group(1).strip(), message.text), Output(message.text))
-            )
+            keys.append((_command_key(command.group(1).strip(), text), Output(text)))
     return tuple(keys)
 
 
@@ -301,11 +301,11 @@ def next_read_key(
     for call in message.tool_calls:
         if call.id:
             calls[call.id] = (call.name, _canonical(call.arguments, memo))
-    if kind is not Kind.MACHINE:
+    if kind is not _MACHINE:
         return ()
     found = read_keys(message, calls, previous)
     tool = message.name or calls.get(message.tool_call_id, ("",))[0]
-    record = record_key(message.text, memo, tool)
+    record = record_key(message.content or "", memo, tool)
     return (*found, record) if record else found
 
 
