@@ -43,22 +43,42 @@ def text_entries(text: str) -> list[tuple[str, Parsed]]:
 def _blocks(lines: list[str]) -> list[tuple[int, int]]:
     """Index ranges of the transcripts, split at ``---`` lines that end one.
 
-    A ``---`` ends a transcript only if a ``# <id> (<model>)`` header or the
-    end of the text follows it, and the transcript it ends has such a header
-    before its first turn (``_headed``); elsewhere it is a markdown rule in a
-    turn, followed, say, by a ``# Summary (draft)`` heading.
+    A ``---`` ends a transcript only if what follows it opens one (``_opens``): a
+    ``# <id> (<model>)`` header with a turn after it, or the end of the text; and the
+    transcript it ends has such a header before its first turn (``_headed``). Elsewhere it
+    is a markdown rule in a turn, followed, say, by a ``# Summary (draft)`` heading.
+
+    Example:
+        >>> _blocks(["# a#0 (m)", "user: hi", "---", "# a#1 (m)", "user: yo"])
+        [(0, 2), (3, 5)]
+        >>> _blocks(["# a#0 (m)", "user: hi", "---", "# Plan (v2)", "1. edit a.py"])
+        [(0, 5)]
     """
     bounds, start = [], 0
     for index, line in enumerate(lines):
         if line.rstrip() != "---":
             continue
-        after = index + 1
-        while after < len(lines) and not lines[after].strip():
-            after += 1
-        if after == len(lines) or (_HEADER.fullmatch(lines[after]) and _headed(lines[start:index])):
+        if _opens(lines, index + 1) and _headed(lines[start:index]):
             bounds.append((start, index))
             start = index + 1
     return [*bounds, (start, len(lines))]
+
+
+def _opens(lines: list[str], index: int) -> bool:
+    """Whether ``lines`` from ``index`` open a transcript: nothing but blank lines, or a
+    ``# <id> (<model>)`` header whose next line that is neither blank nor a ``#`` line
+    starts a turn at column 0 (or there is none)."""
+    while index < len(lines) and not lines[index].strip():
+        index += 1
+    if index == len(lines):
+        return True
+    if not _HEADER.fullmatch(lines[index]):
+        return False
+    for line in lines[index + 1 :]:
+        if line.strip() and not line.startswith("#"):
+            turn = _TURN.match(line)
+            return turn is not None and not turn["lead"]
+    return True
 
 
 def _headed(lines: list[str]) -> bool:

@@ -223,6 +223,16 @@ def test_it_keeps_a_markdown_rule_inside_a_turn():
     assert parsed.messages[0].content == "part one\n---\npart two"
 
 
+def test_a_rule_and_a_heading_inside_a_headed_transcript_split_nothing():
+    # "# Plan (v2)" has the shape of a transcript header, but no turn follows it
+    text = "# repo-1#0 (gpt-4o)\nuser: fix it\nassistant: My plan.\n---\n# Plan (v2)\n1. edit"
+    text += "\nuser: go ahead\nassistant: done"
+    [(ident, parsed)] = formats_many(text)
+    assert ident == "repo-1#0" and parsed.warnings == ()
+    assert [m.line for m in parsed.messages] == [2, 3, 7, 8]
+    assert parsed.messages[1].content == "My plan.\n---\n# Plan (v2)\n1. edit"
+
+
 @pytest.mark.parametrize("newline", ["\r\n", "\r"])
 def test_it_reads_crlf_and_cr_line_endings(newline):
     parsed = formats(newline.join(["user: hi", "  there", "assistant: ok"]))
