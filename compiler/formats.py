@@ -148,8 +148,11 @@ def _as_text(text) -> str:
     try:
         return bytes(text).decode("utf-8")
     except UnicodeDecodeError as error:
-        line = text.count(b"\n", 0, error.start) + 1
-        column = error.start - (text.rfind(b"\n", 0, error.start) + 1) + 1
+        # counted as the text is read: "\r\n", "\r" and "\n" each end a line, and a
+        # column counts characters (what comes before the bad byte is valid UTF-8)
+        before = bytes(text[: error.start]).decode("utf-8")
+        lines = before.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        line, column = len(lines), len(lines[-1]) + 1
         reason = f"not UTF-8 text (byte {error.start}: {error.reason})"
         raise TranscriptError(reason, line=line, column=column) from None
 

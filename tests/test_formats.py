@@ -692,6 +692,13 @@ def test_bytes_are_read_as_utf8_and_anything_else_is_refused_with_a_reason():
             formats(value)
 
 
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n", b"\r"])
+def test_a_bad_byte_is_placed_by_lines_as_the_text_is_read_and_columns_in_characters(newline):
+    with pytest.raises(TranscriptError) as caught:
+        formats(newline.join([b"user: hi", b"assistant: caf\xc3\xa9 \xff"]))
+    assert (caught.value.line, caught.value.column) == (2, 17)
+
+
 def test_a_message_the_chat_api_would_refuse_is_kept_and_warned_of():
     call = {"role": "assistant", "content": None, "tool_calls": [{"id": "a"}, 5]}
     parsed = read_message_list(
