@@ -61,7 +61,7 @@ from compiler.items import (
     read_message_list,
 )
 from compiler.messages import ParseWarning
-from compiler.text_turns import read_text, split_lines, text_entries
+from compiler.text_turns import read_text, split_lines, starts_turn, text_entries
 
 # Which key makes a JSON object a transcript record, the type it must have,
 # and the format it means; first match wins.
@@ -392,6 +392,11 @@ def _record_entry(record: Any, doc: _Doc, pos: int, fallback_id: str, where: str
     if times > 1:  # json keeps the last value: the earlier ones would vanish unreported
         note = f"{where} holds the key {key!r} {times} times; only the last was read"
         parsed = _add_warnings(parsed, [ParseWarning(doc.line(pos), note)], before=True)
+    others = [k for k, kind, _ in _RECORD_KEYS if k != key and isinstance(record.get(k), kind)]
+    if others:  # one record is one transcript: the turns under the other keys go unread
+        unread = ", ".join(repr(k) for k in others)
+        note = f"{where} also holds {unread}, another transcript key; only {key!r} was read"
+        parsed = _add_warnings(parsed, [ParseWarning(doc.line(pos), note)], before=True)
     return ident, replace(parsed, meta=_record_meta(record), record=record)
 
 
@@ -438,7 +443,9 @@ def _looks_jsonl(lines: list[str]) -> bool:
 
     Pretty-printed JSON fails this: its inner lines open with ``"`` or ``}``. So does a
     plain transcript whose tool output is JSON rows: the rows are objects, but not
-    messages, and its turn lines are the transcript.
+    messages, and its turn lines are the transcript. So does one with any turn line
+    (``user: a``): read as text, the pasted message lines stay in a turn, where read as
+    JSONL the turn lines would be skipped.
 
     Example:
         >>> _looks_jsonl(['# export', '{"role": "user", "content": "a"}', '{"role": "user"}'])
@@ -447,12 +454,16 @@ def _looks_jsonl(lines: list[str]) -> bool:
         False
         >>> _looks_jsonl(['user: check', 'tool [db]:', *['{"id": 1}'] * 6, 'assistant: ok'])
         False
+        >>> _looks_jsonl(['user: a', *['{"role": "user", "content": "b"}'] * 3])
+        False
     """
     filled = [line for line in lines if line.strip()]
     opening = [line for line in filled if line.lstrip().startswith("{")]
     if len(opening) < 2 or len(opening) * 2 <= len(filled):
         return False
     mixed = len(opening) < len(filled)
+    if mixed and any(starts_turn(line) for line in filled):
+        return False  # a plain transcript with messages pasted into a turn: read whole
     needed = 2 if mixed else 1
     for line in opening:
         value, error = _decode(line, _JSON_SPACE.match(line).end())

@@ -40,6 +40,17 @@ def text_entries(text: str) -> list[tuple[str, Parsed]]:
     return entries
 
 
+def starts_turn(line: str) -> bool:
+    """Whether ``line`` opens a turn at column 0 (``user: hi``, ``**Assistant:** ok``).
+
+    Example:
+        >>> starts_turn("user: hi"), starts_turn("  user: hi"), starts_turn('{"role": "user"}')
+        (True, False, False)
+    """
+    turn = _TURN.match(line)
+    return turn is not None and not turn["lead"]
+
+
 def _blocks(lines: list[str]) -> list[tuple[int, int]]:
     """Index ranges of the transcripts, split at ``---`` lines that end one.
 
@@ -76,8 +87,7 @@ def _opens(lines: list[str], index: int) -> bool:
         return False
     for line in lines[index + 1 :]:
         if line.strip() and not line.startswith("#"):
-            turn = _TURN.match(line)
-            return turn is not None and not turn["lead"]
+            return starts_turn(line)
     return True
 
 

@@ -583,6 +583,17 @@ def test_brackets_nested_deeper_than_the_json_parser_goes_are_speech_not_a_crash
     assert out[0]["content"] == deep and tel["tool_payloads_compacted"] == 0
 
 
+def test_turn_lines_with_pasted_message_lines_are_read_as_text_losing_no_line():
+    pasted = '{"role": "user", "content": "c"}\n{"role": "assistant", "content": "d"}\n' * 2
+    pasted = pasted.rstrip("\n")  # more lines open an object than not
+    parsed = formats(f"user: a\nassistant: b\n{pasted}")
+    assert [(m.role, m.content) for m in parsed.messages] == [
+        ("user", "a"),
+        ("assistant", f"b\n{pasted}"),
+    ]
+    assert parsed.warnings == ()
+
+
 def test_jsonl_with_a_line_that_is_not_an_object_skips_that_line_with_its_number():
     text = (
         "# export v1\n"
@@ -624,6 +635,15 @@ def test_it_reports_a_record_key_held_twice_since_only_the_last_value_is_read():
         (1, "[0] holds the key 'traj' 2 times; only the last was read")
     ]
     assert found[1][1].warnings == ()  # a record with the key once says nothing
+
+
+def test_a_record_with_two_transcript_keys_says_which_one_went_unread():
+    a, b = '{"role": "user", "content": "a"}', '{"role": "user", "content": "b"}'
+    parsed = formats(f'{{"messages": [{a}],\n "traj": [{b}, {b}]}}')
+    assert [m.content for m in parsed.messages] == ["a"]
+    assert [(w.line, w.message) for w in parsed.warnings] == [
+        (1, "the object also holds 'traj', another transcript key; only 'messages' was read")
+    ]
 
 
 def test_it_reports_a_repeated_key_even_when_the_last_value_holds_no_turn():
