@@ -61,6 +61,7 @@ from compiler.items import (
     read_message_list,
 )
 from compiler.messages import ParseWarning
+from compiler.pairing import unpaired
 from compiler.text_turns import read_text, split_lines, starts_turn, text_entries
 
 # Which key makes a JSON object a transcript record, the type it must have,
@@ -343,7 +344,7 @@ def _json_entries(value: Any, doc: _Doc, start: int) -> list[_Entry]:
     if isinstance(value, dict) and _record_kind(value):
         return [_record_entry(value, doc, start, "transcript", "the object")]
     if isinstance(value, dict) and ("role" in value or "content" in value):
-        parsed = parsed_items([value], [doc.line(start)], _named("the object"), Format.MESSAGES)
+        parsed = _items([value], [doc.line(start)], _named("the object"), Format.MESSAGES)
         return [("transcript", parsed)]
     if isinstance(value, dict):
         keys = ", ".join(key for key, _, _ in _RECORD_KEYS)
@@ -355,7 +356,14 @@ def _json_entries(value: Any, doc: _Doc, start: int) -> list[_Entry]:
                 break
         return [("", Parsed((), (ParseWarning(doc.line(start), note),)))]
     lines = [doc.line(pos) for pos in doc.elements(start)]
-    return [("transcript", parsed_items(value, lines, indexed("messages"), Format.MESSAGES))]
+    return [("transcript", _items(value, lines, indexed("messages"), Format.MESSAGES))]
+
+
+def _items(items: list, lines, where, fmt: Format) -> Parsed:
+    """``parsed_items``, and a warning for each call or answer the chat API would refuse to
+    pair (``pairing.unpaired``): message objects keep what they were given."""
+    parsed = parsed_items(items, lines, where, fmt)
+    return _add_warnings(parsed, unpaired(parsed.messages))
 
 
 def _dicts(items: list):
@@ -385,7 +393,7 @@ def _record_entry(record: Any, doc: _Doc, pos: int, fallback_id: str, where: str
         parsed = _embed(read_text(split_lines(record[key]), 1), doc.line(value_pos), key)
     else:
         lines = [doc.line(p) for p in doc.elements(value_pos)]
-        parsed = parsed_items(record[key], lines, indexed(key), fmt)
+        parsed = _items(record[key], lines, indexed(key), fmt)
     if not parsed.messages:
         parsed = _add_warnings(parsed, [ParseWarning(doc.line(pos), f"{ident}: no message")])
     times = doc.repeats(pos, key)
@@ -498,7 +506,7 @@ def _jsonl_entries(lines: list[str]) -> list[_Entry]:
         return sorted(bad + records, key=_entry_line)
     values = [row[3] for row in rows]
     numbers = [row[0] for row in rows]
-    parsed = parsed_items(values, numbers, _named("this line"), Format.JSONL)
+    parsed = _items(values, numbers, _named("this line"), Format.JSONL)
     warnings = sorted([*parsed.warnings, *(p.warnings[0] for _, p in bad)], key=lambda w: w.line)
     return [("transcript", replace(parsed, warnings=tuple(warnings)))]
 

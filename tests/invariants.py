@@ -39,9 +39,14 @@ def unpaired_calls(messages: list[dict]) -> list[str]:
                 open_ids.discard(answered)
             continue
         if open_ids:
-            problems.append(f"[{index}] comes before an answer to {sorted(open_ids)}")
+            problems.append(f"[{index}] comes before an answer to {_listed(open_ids)}")
         calls = message.get("tool_calls") or [] if message.get("role") == "assistant" else []
         open_ids = {call.get("id") for call in calls} if calls else None
     if open_ids:
-        problems.append(f"the history ends before an answer to {sorted(open_ids)}")
+        problems.append(f"the history ends before an answer to {_listed(open_ids)}")
     return problems
+
+
+def _listed(ids: set) -> list:
+    """The ids in order, a missing one (None) last."""
+    return sorted(ids, key=lambda ident: (ident is None, ident or ""))

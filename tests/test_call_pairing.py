@@ -1,13 +1,17 @@
 """Compiled output the chat API accepts: every tool message answers a call of the
 assistant turn before it, and every call is answered, whatever shape the input came in."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compiler import compile_messages, compile_transcript, load_schema
 from compiler.formats import formats_many
-from compiler.messages import message_to_dict
+from compiler.messages import Message, ToolCall, message_to_dict
+from compiler.pairing import unpaired
 from tests.invariants import unpaired_calls
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats"
@@ -47,3 +51,41 @@ def test_every_real_slice_compiles_to_calls_and_answers_that_pair(name, mode):
         items = [message_to_dict(m) for m in parsed.messages]
         out, _ = compile_messages(items, schema=schema, mode=mode, cache=False)
         assert unpaired_calls(out) == []
+
+
+# -- what the reader warns of ------------------------------------------------------------
+
+
+def test_json_calls_and_answers_that_do_not_pair_are_kept_and_warned_of_by_line():
+    call = '{"role": "assistant", "content": null, "tool_calls": [\n'
+    call += ' {"id": "c1", "function": {"name": "search", "arguments": "{}"}},\n'
+    call += ' {"id": "c2", "function": {"name": "book", "arguments": "{}"}}]}'
+    text = f'[{{"role": "user", "content": "go"}},\n{call},\n'
+    text += '{"role": "tool", "tool_call_id": "c1", "content": "[]"},\n'
+    text += '{"role": "user", "content": "and?"},\n'
+    text += '{"role": "tool", "tool_call_id": "c2", "content": "ok"}]'
+    out, _, warnings = compile_transcript(text)
+    assert [m["role"] for m in out] == ["user", "assistant", "tool", "user", "tool"]
+    assert warnings == [
+        "line 2: the call 'c2' (book) is not answered before the next turn (the API refuses that)",
+        "line 7: a tool turn answers 'c2', no open call of the assistant turn before it",
+    ]
+
+
+_IDS = st.sampled_from(["a", "b", "", None])
+_CALLS = st.lists(st.builds(ToolCall, st.just("f"), st.just("{}"), _IDS), max_size=3)
+_TURNS = st.one_of(
+    st.builds(lambda: Message("user", "hi")),
+    st.builds(
+        lambda calls: Message("assistant", None if calls else "ok", tool_calls=tuple(calls)), _CALLS
+    ),
+    st.builds(lambda ident: Message("tool", "r", tool_call_id=ident), _IDS),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_TURNS, max_size=8))
+def test_the_reader_warns_exactly_when_the_test_suite_finds_what_the_api_refuses(turns):
+    turns = [replace(turn, line=number) for number, turn in enumerate(turns, start=1)]
+    expected = unpaired_calls([message_to_dict(turn) for turn in turns])
+    assert bool(unpaired(turns)) == bool(expected)
