@@ -93,16 +93,21 @@ def strip_compiled_one(message: Message) -> tuple[Message | None, bool]:
         >>> strip_compiled_one(Message("user", log))[1]
         False
     """
-    text = message.content
-    if text and message.role == "system" and ("]\n  - " in text or "]\n- " in text):
-        text = _BLOCK.sub("", text)
-    if text and message.role == "system" and "[STATE_PROTOCOL]" in text:
-        text = _INSTRUCTION.sub("", text)
-    if text and message.role == "user" and RECALL_MARKER in text:
+    text, role = message.content, message.role
+    # every mark of ours holds a "]": a text without one (most, a long system prompt
+    # too) is not searched for each mark (one scan for a character costs far less)
+    if not text or role not in STRIPPED_ROLES or "]" not in text:
+        return message, False
+    if role == "system":
+        if "]\n  - " in text or "]\n- " in text:
+            text = _BLOCK.sub("", text)
+        if text and "[STATE_PROTOCOL]" in text:
+            text = _INSTRUCTION.sub("", text)
+    elif RECALL_MARKER in text:
         text = _RECALL_TAIL.sub("", text)
     if text == message.content:
         return message, False
-    if message.role == "system" and not text.strip():
+    if role == "system" and not text.strip():
         return None, True
     return with_content(message, text), True
 

@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from operator import attrgetter
 from typing import Any
 
 from compiler.frozen import build
@@ -20,6 +21,7 @@ from compiler.messages import (
     Message,
     ParseWarning,
     ToolCall,
+    make_message,
     message_from_dict,
     owned_items,
     tool_calls_from,
@@ -129,7 +131,7 @@ def parsed_items(items, lines, where: Callable[[int], str], fmt: Format, *, own=
         message = _plain_item(item, line, own)
         if message is not None:  # the common item: nothing to note but a nameless call
             messages.append(message)
-            if message.tool_calls:
+            if message.tool_calls and not all(map(_call_name, message.tool_calls)):
                 warnings.extend(_nameless_calls(message, line, where, index))
             continue
         message, notes = _read_item(item, line, index, where, own)
@@ -140,6 +142,9 @@ def parsed_items(items, lines, where: Callable[[int], str], fmt: Format, *, own=
     return build(
         Parsed, messages=tuple(messages), warnings=tuple(warnings), format=fmt, meta=(), record=None
     )
+
+
+_call_name = attrgetter("name")  # (each call's name, asked of every call without a frame)
 
 
 def _nameless_calls(message: Message, line: int, where, index: int) -> list[ParseWarning]:
@@ -165,7 +170,7 @@ def _plain_item(item: Any, line: int, own: bool = True) -> Message | None:
     role = API_ROLES.get(raw) if type(raw) is str else None
     if role is None or not (content is None or type(content) is str):
         return None  # another spelling of a role is read, and noted, by _read_item
-    name, call_id, calls = item.get("name"), item.get("tool_call_id"), item.get("tool_calls")
+    calls = item.get("tool_calls")
     if calls is not None:
         if type(calls) is not list:
             return None  # not a list of calls: _read_item notes it
@@ -180,15 +185,15 @@ def _plain_item(item: Any, line: int, own: bool = True) -> Message | None:
     # most items hold nothing but text: no list or dict of the caller's to copy
     needs_copy = own and not _TEXT.issuperset(map(type, item.values()))
     source = owned_items(item) if needs_copy else tuple(item.items())
-    return build(  # Message(...), built as frozen.build builds: one per item
-        Message,
-        role=role,
-        content=content,
-        name=name if isinstance(name, str) else None,
-        tool_call_id=call_id if isinstance(call_id, str) else None,
-        tool_calls=calls or (),
-        source=source,
-        line=line,
+    name, call_id = item.get("name"), item.get("tool_call_id")
+    return make_message(
+        role,
+        content,
+        name if isinstance(name, str) else None,
+        call_id if isinstance(call_id, str) else None,
+        calls or (),
+        source,
+        line,
     )
 
 

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler.frozen import build
+from compiler.frozen import maker
 
 ROLES = ("system", "user", "assistant", "tool")
 
@@ -43,6 +43,13 @@ class Message:
         return self.content or ""
 
 
+# ``ToolCall(name, arguments, id)`` and ``Message(role, content, name, tool_call_id,
+# tool_calls, source, line)``, every field given, built as ``frozen.maker`` builds: the
+# reader builds one per item it reads
+make_tool_call = maker(ToolCall)
+make_message = maker(Message)
+
+
 @dataclass(frozen=True)
 class ParseWarning:
     """Something the reader ignored or guessed, with the line it was on."""
@@ -67,18 +74,17 @@ def tool_calls_from(raw: Any) -> tuple[ToolCall, ...]:
     for item in raw:
         if not isinstance(item, dict):
             continue
-        fn = item.get("function") if isinstance(item.get("function"), dict) else item
-        name = fn.get("name")
-        args = fn.get("arguments", "")
+        fn = item.get("function")
+        if not isinstance(fn, dict):
+            fn = item
+        name, args, call_id = fn.get("name"), fn.get("arguments", ""), item.get("id")
         if not isinstance(args, str):
             args = json.dumps(args, sort_keys=True)
-        call_id = item.get("id")
         calls.append(
-            build(
-                ToolCall,
-                name=name if isinstance(name, str) else "",
-                arguments=args,
-                id=call_id if isinstance(call_id, str) else None,
+            make_tool_call(
+                name if isinstance(name, str) else "",
+                args,
+                call_id if isinstance(call_id, str) else None,
             )
         )
     return tuple(calls)
@@ -103,12 +109,28 @@ def owned(value: Any) -> Any:
 
 
 def _owned(value: Any) -> Any:
-    # text, most of what a message holds, is shared without a call for each string
-    if isinstance(value, list):
-        return [item if type(item) is str else _owned(item) for item in value]
+    # a list or dict as JSON reads one is copied whole and only its containers replaced:
+    # text, most of what a message holds, is shared without a step for each string
+    if type(value) is dict:
+        copy = value.copy()
+        for key, item in value.items():
+            if type(item) is not str and isinstance(item, _CONTAINERS):
+                copy[key] = _owned(item)
+        return copy
+    if type(value) is list:
+        copy = value.copy()
+        for index, item in enumerate(value):
+            if type(item) is not str and isinstance(item, _CONTAINERS):
+                copy[index] = _owned(item)
+        return copy
+    if isinstance(value, list):  # a subclass: read through its own iteration, as a list
+        return [_owned(item) for item in value]
     if isinstance(value, dict):
-        return {key: item if type(item) is str else _owned(item) for key, item in value.items()}
+        return {key: _owned(item) for key, item in value.items()}
     return value
+
+
+_CONTAINERS = (list, dict)
 
 
 def _owned_deep(value: Any) -> Any:
@@ -142,6 +164,15 @@ def _owned_deep(value: Any) -> Any:
     return top
 
 
+def _owned_source(source: tuple) -> dict:
+    """``dict(source)``, each value ``owned``: text and nulls, most of a message's values,
+    are kept without a call for each."""
+    try:
+        return {key: v if type(v) is str or v is None else _owned(v) for key, v in source}
+    except RecursionError:  # nested deeper than the stack allows: copied without recursion
+        return {key: owned(v) for key, v in source}
+
+
 def owned_items(item: dict) -> tuple:
     """A message dict's items, each value ``owned``: what a ``Message`` keeps as ``source``."""
     return tuple((key, v if type(v) is str else owned(v)) for key, v in item.items())
@@ -165,15 +196,14 @@ def message_from_dict(
         content = _flatten_content(content)
     name = item.get("name")
     call_id = item.get("tool_call_id")
-    return build(
-        Message,
-        role=role or item.get("role"),
-        content=content,
-        name=name if isinstance(name, str) else None,
-        tool_call_id=call_id if isinstance(call_id, str) else None,
-        tool_calls=tool_calls_from(item.get("tool_calls")),
-        source=owned_items(item) if own else tuple(item.items()),
-        line=line,
+    return make_message(
+        role or item.get("role"),
+        content,
+        name if isinstance(name, str) else None,
+        call_id if isinstance(call_id, str) else None,
+        tool_calls_from(item.get("tool_calls")),
+        owned_items(item) if own else tuple(item.items()),
+        line,
     )
 
 
@@ -277,7 +307,7 @@ def message_to_dict(message: Message) -> dict:
     if message.source:
         # each list and dict copied as it is read: whatever is built from them below
         # (other content parts kept beside new text) is then new throughout
-        out = {key: value if type(value) is str else owned(value) for key, value in message.source}
+        out = _owned_source(message.source)
         role = out.get("role")
         if not isinstance(role, str) or API_ROLES.get(role) != message.role:
             out["role"] = message.role
@@ -307,6 +337,7 @@ def message_to_dict(message: Message) -> dict:
 
 
 def with_content(message: Message, content: str | None) -> Message:
-    """A copy of ``message`` carrying ``content`` instead (built as ``frozen.build``
+    """A copy of ``message`` carrying ``content`` instead (built as ``make_message``
     builds: ``replace`` also reads the fields' declarations on every call)."""
-    return build(Message, **{**message.__dict__, "content": content})
+    m = message
+    return make_message(m.role, content, m.name, m.tool_call_id, m.tool_calls, m.source, m.line)

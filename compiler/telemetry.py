@@ -27,11 +27,14 @@ def _estimate(message: Message) -> int:
     if not message.tool_calls:
         return size // 4 or 1  # one part: no separator
     parts = 1 if size else 0
-    for call in message.tool_calls:
-        for part in (call.name, call.arguments):
-            if part:
-                size += len(part)
-                parts += 1
+    for call in message.tool_calls:  # (two parts a call: no tuple built for them)
+        name, arguments = call.name, call.arguments
+        if name:
+            size += len(name)
+            parts += 1
+        if arguments:
+            size += len(arguments)
+            parts += 1
     return max(1, (size + max(0, parts - 1)) // 4)
 
 
@@ -58,18 +61,22 @@ def telemetry(result, *, counter, elapsed_ms: float, warnings, output: list[dict
     raw, compiled = _token_counts(result, counter)
     saved = max(0, raw - compiled)
     n = result.numbers.__getitem__ if result.numbers is not None else _same
-    retired = [n(r.turn) for r in result.retired]
+    # (a list built only where there is something to list: an empty comprehension
+    # costs a frame, and most compiles retire, compact, refuse and warn of nothing)
+    retired = [n(r.turn) for r in result.retired] if result.retired else []
     preserved = _prefix(result.original, result.emitted.messages, output)
     if result.skipped_at is not None:  # the caller's list differs from there on
         preserved = min(preserved, result.skipped_at)
+    shown = {e.slot: reg.shown_value(e) for e in reg.active}
     return {
         "mode": mode,
-        "active_state_slots": {e.slot: reg.shown_value(e) for e in reg.active},
-        "state": {e.slot: _fact(reg, e, n) for e in reg.active},
+        "active_state_slots": shown,
+        # (a slot's shown value is the one of its last entry, as its fact is)
+        "state": {e.slot: _fact(e, shown[e.slot], n) for e in reg.active},
         "state_history": _history(reg, n),
         "retired_turn_indices": retired,
         "retired_turn_count": len(retired),
-        "retired_turns": [_retired(result, r, n) for r in result.retired],
+        "retired_turns": [_retired(result, r, n) for r in result.retired] if retired else [],
         "raw_token_count": raw,
         "compiled_token_count": compiled,
         "tokens_saved": saved,
@@ -78,8 +85,8 @@ def telemetry(result, *, counter, elapsed_ms: float, warnings, output: list[dict
         "token_growth": compiled - raw,
         "token_estimator": counter.name,
         "tool_payloads_compacted": len(result.compacted),
-        "compacted_payloads": [_payload(n(i), c) for i, c in sorted(result.compacted.items())],
-        "status_lines_dropped": sum(c.status_lines_dropped for c in result.compacted.values()),
+        "compacted_payloads": _payloads(result.compacted, n),
+        "status_lines_dropped": sum([c.status_lines_dropped for c in result.compacted.values()]),
         "state_keys_dropped_over_limit": list(reg.dropped_over_limit),
         "state_values_truncated": list(reg.truncated_values),
         "kv_cache_prefix_messages_preserved": preserved,
@@ -89,14 +96,14 @@ def telemetry(result, *, counter, elapsed_ms: float, warnings, output: list[dict
             for v in retirement_violations(reg, [r.turn for r in result.retired])
         ],
         "declarations": _declarations(result, counter, n),
-        "conflicts": [_conflict(c, n) for c in reg.conflicts],
-        "rejected_writes": [_refusal(r, n) for r in (*result.declared.refusals, *reg.refusals)],
+        "conflicts": [_conflict(c, n) for c in reg.conflicts] if reg.conflicts else [],
+        "rejected_writes": _refusals(result, n),
         "reaffirmations": reg.reaffirmations,
         "messages_in": len(result.original),
         "messages_out": len(output),
         "compiled_markup_stripped": result.markup_stripped,
         "recall": _recall(result, n),
-        "parse_warnings": [str(w) for w in warnings],
+        "parse_warnings": list(map(str, warnings)),
         "compile_time_ms": round(max(elapsed_ms, 0.001), 3),
     }
 
@@ -106,7 +113,7 @@ def _token_counts(result, counter) -> tuple[int, int]:
     output message that is one of them unchanged) are counted once per history (once per
     call without a memo); the estimate costs a length, so it is simply taken."""
     if isinstance(counter, CharEstimator):
-        return sum(map(_estimate, result.original)), sum(map(_estimate, result.emitted.messages))
+        return _estimated(result)
     memo, name = result.token_memo if result.token_memo is not None else {}, counter.name
 
     def held(message) -> int:
@@ -123,39 +130,50 @@ def _token_counts(result, counter) -> tuple[int, int]:
     return raw, compiled
 
 
+def _estimated(result) -> tuple[int, int]:
+    """The chars/4 tokens in and out, each input message figured once: an output message
+    that is an input message as read takes that input's figure. (The inputs are the
+    messages read, or equal to them, unless a compile's own markup was cut from one;
+    an equal message has the same text and calls, so the same figure.)"""
+    figures = list(map(_estimate, result.original))
+    inputs, emitted = result.input, result.emitted
+    if inputs != result.original:
+        return sum(figures), sum(map(_estimate, emitted.messages))
+    pairs = zip(emitted.messages, emitted.origins, strict=True)
+    compiled = [figures[o] if o is not None and m is inputs[o] else _estimate(m) for m, o in pairs]
+    return sum(figures), sum(compiled)
+
+
 def _same(turn: int) -> int:
     return turn
 
 
-def _fact(reg, entry, n) -> dict:
+def _fact(entry, shown: str, n) -> dict:
     return {
-        "value": reg.shown_value(entry),
+        "value": shown,
         "turn": n(entry.turn),
         "provenance": entry.provenance._value_,  # (see _history)
         "pinned": entry.pinned,
         "unsure": entry.unsure,
-        "supports": list(map(n, entry.supports)),
+        "supports": list(entry.supports) if n is _same else list(map(n, entry.supports)),
     }
 
 
 def _history(reg, n) -> dict:
     history: dict[str, list] = {}
     for entry in reg.history:
+        superseded, revoked = entry.superseded_by, entry.revoked_at
         history.setdefault(entry.slot, []).append(
             {
                 "value": entry.value,
                 "turn": n(entry.turn),
                 # ``_value_`` is the member's value, read without the call ``value`` makes
                 "provenance": entry.provenance._value_,
-                "superseded_by": _maybe(n, entry.superseded_by),
-                "revoked_at": _maybe(n, entry.revoked_at),
+                "superseded_by": None if superseded is None else n(superseded),
+                "revoked_at": None if revoked is None else n(revoked),
             }
         )
     return dict(sorted(history.items()))
-
-
-def _maybe(n, turn: int | None) -> int | None:
-    return None if turn is None else n(turn)
 
 
 def _retired(result, retired, n) -> dict:
@@ -169,6 +187,17 @@ def _retired(result, retired, n) -> dict:
         "reason": retired.reason,
         "superseded_by": dict(retired.superseded),
     }
+
+
+def _payloads(compacted: dict, n) -> list[dict]:
+    if not compacted:
+        return []
+    return [_payload(n(i), c) for i, c in sorted(compacted.items())]
+
+
+def _refusals(result, n) -> list[dict]:
+    refusals = (*result.declared.refusals, *result.register.refusals)
+    return [_refusal(r, n) for r in refusals] if refusals else []
 
 
 def _payload(index, compacted) -> dict:
@@ -227,7 +256,8 @@ def _declarations(result, counter, n) -> dict:
     active = result.register.active
     share = None
     if active:
-        share = round(sum(e.provenance.value == "declared" for e in active) / len(active), 3)
+        declared_count = [e.provenance._value_ for e in active].count("declared")
+        share = round(declared_count / len(active), 3)
     schema = result.options.schema
     contracts = [s.name for s in schema.slots if s.contract] if schema else []
     return {
