@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
-from itertools import repeat
+from itertools import islice, repeat
 from typing import Any, NamedTuple
 
 from compiler.frozen import build
@@ -61,7 +61,8 @@ def compact_json(
     """``text`` compacted as JSON, or None if it is not JSON this module can rewrite.
 
     ``signal`` says whether a row's compact JSON must be kept whatever its position;
-    ``memo`` holds texts decoded before (``decode_json``).
+    ``memo`` holds texts decoded before (``decode_json``), and gets the JSON text the
+    summary opens with, with the value it reads as.
 
     Example:
         >>> rows = [{"id": i, "ok": i != 7} for i in range(12)]
@@ -84,13 +85,17 @@ def compact_json(
         if checked and not may_be_json(text):
             raise ValueError("not JSON")
         value = _CHECKING_DECODER.decode(text) if checked else decode_json(text, memo)
-        summary, colons = _compact_value(value, tool_name, head_rows, signal)
+        summary, colons, opening = _compact_value(value, tool_name, head_rows, signal)
     except (ValueError, RecursionError):
         return None  # not JSON, a duplicate key, or nested too deep to walk
     if not checked and colons != text.count(":"):
         return None  # a duplicate key: writing the value back would lose the other value
     if not exact_numbers(text):
         return None  # a number Python's float would change: rewriting it would too
+    if memo is not None and opening is not None:
+        # what the summary opens with reads back as the value it was written from: a
+        # later reader of the summary (``repeats.json_values``) need not decode it
+        memo.setdefault(*opening)
     return summary
 
 
@@ -222,15 +227,18 @@ def decode_json(text: str, memo: dict | None = None) -> Any:
 
 def _compact_value(
     value: Any, tool_name: str | None, head_rows: int, signal: Callable[[str], bool]
-) -> tuple[JsonSummary, int]:
-    """The payload compacted, and how many colons its plain serialisation holds."""
+) -> tuple[JsonSummary, int, tuple[str, Any] | None]:
+    """The payload compacted, how many colons its plain serialisation holds, and the JSON
+    text the summary opens with and its value (None when it opens with no JSON)."""
     found = _largest_collection(value)
     if found is not None:
-        rest = dumps(_without(value, found.path)) if found.path else None
+        around = _without(value, found.path) if found.path else None
+        rest = dumps(around) if found.path else None
         summary = _summarise(found, rest, _label(found.path, tool_name), head_rows, signal)
         size, colons = _plain_size(value, found, rest)
         if len(summary.text) < size:
-            return summary, colons
+            opening = None if rest is None else (_escape_surrogates(rest), around)
+            return summary, colons, opening
     plain = found.text if found is not None and not found.path else dumps(value)
     summary = build(
         JsonSummary,
@@ -240,7 +248,7 @@ def _compact_value(
         rows_kept=0,
         safety_rows_kept=0,
     )
-    return summary, plain.count(":")
+    return summary, plain.count(":"), (summary.text, value)
 
 
 def _plain_size(value: Any, found: _Collection, rest: str | None) -> tuple[int, int]:
@@ -345,6 +353,8 @@ def json_encoder(*, ensure_ascii: bool = False, sort_keys: bool = False) -> Call
 
 
 dumps = json_encoder()  # compact JSON; ``json_text`` also escapes lone surrogates
+# a string as ``dumps`` writes one, without the encoder's list of pieces
+encode_basestring = json.encoder.encode_basestring
 canonical_dumps = json_encoder(ensure_ascii=True, sort_keys=True)  # one text, any key order
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
@@ -390,7 +400,8 @@ def _largest_collection(value: Any) -> _Collection | None:
     """The collection with the longest serialisation, found under any key at any depth;
     the first in document order of equals."""
     found: list[_Collection] = []
-    if isinstance(value, _NESTED):
+    # (an object that holds no object or array, as most small payloads are, holds none)
+    if isinstance(value, list) or (isinstance(value, dict) and _branches(value)):
         _collect(value, (), found)
         if not found:
             _collect_values(value, (), found)
@@ -496,37 +507,49 @@ def _summarise(
     found: _Collection, rest: str | None, label: str, head_rows: int, signal: Callable[[str], bool]
 ) -> JsonSummary:
     """The collection as a header and its kept rows, after ``rest``, the fields around it."""
-    rows = found.rows
-    kept, texts, flags = _keep(found.kind, rows, head_rows, signal(found.text), signal)
-    kept_rows = [rows[i] for i in kept]
+    total = len(found.node)
+    if signal(found.text):
+        kept_rows, written, safety = _keep(found.kind, found.rows, head_rows, signal)
+    else:  # the collection, so every row of it, carries no signal: the head rows are kept
+        kept_rows = _head_rows(found, head_rows)
+        written, safety = [None] * len(kept_rows), 0
     key_column = _key_column(kept_rows) if found.kind == "map" else None
-    header = _rows_header(label, len(rows), len(kept), head_rows, key_column)
-    written = [texts[i] for i in kept]
+    header = _rows_header(label, total, len(kept_rows), head_rows, key_column)
     text = header + _render_rows(found.kind, kept_rows, written, key_column)
     if rest is not None:
         text = rest + "\n" + text
-    safety = sum(flags[i] for i in kept)
     return build(
         JsonSummary,
         text=_escape_surrogates(text),
         records=True,
-        rows_total=len(rows),
-        rows_kept=len(kept),
+        rows_total=total,
+        rows_kept=len(kept_rows),
         safety_rows_kept=safety,
     )
 
 
+def _head_rows(found: _Collection, head_rows: int) -> list[Any]:
+    """The first ``head_rows`` rows of the collection, the others not listed."""
+    head = max(head_rows, 0)
+    if found.kind == "map":
+        return list(islice(found.node.items(), head))
+    return found.node[:head]
+
+
 def _keep(
-    kind: str, rows: list[Any], head_rows: int, flagged: bool, signal: Callable[[str], bool]
-) -> tuple[list[int], list[str | None], list[bool]]:
-    """The rows kept (the head and every flagged row), each row's text where it was written
-    to be checked, and each row's flag. ``flagged`` False: the collection, so every row of
-    it, carries no signal."""
-    if not flagged:
-        return list(range(min(head_rows, len(rows)))), [None] * len(rows), [False] * len(rows)
-    texts: list[str | None] = [_row_text(kind, row) for row in rows]
-    flags = [signal(text) for text in texts]
-    return [i for i, flag in enumerate(flags) if i < head_rows or flag], texts, flags
+    kind: str, rows: list[Any], head_rows: int, signal: Callable[[str], bool]
+) -> tuple[list[Any], list[str], int]:
+    """The rows kept of a collection that carries a signal (the head, and every row that
+    carries one), each one's text, written to be checked, and how many carry one."""
+    kept, written, safety = [], [], 0
+    for index, row in enumerate(rows):
+        text = _row_text(kind, row)
+        flag = signal(text)
+        if index < head_rows or flag:
+            kept.append(row)
+            written.append(text)
+            safety += flag
+    return kept, written, safety
 
 
 def _row_text(kind: str, row: Any) -> str:

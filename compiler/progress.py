@@ -418,10 +418,9 @@ class Progress:
         hold a NaN, once per text."""
         known = self.shown.get(index)
         if known is None or known[0] != text:
-            # only a payload as it was read may have been decoded already: looking a
-            # compacted text up there would hash it for nothing
-            decoded = self.decoded if text is self.clean[index].content else None
-            json = json_values(text, decoded) if _JSON_START.match(text) else None
+            # a payload as it was read, and the JSON its compaction opens with, are
+            # decoded already (``compact_json`` keeps the latter there)
+            json = json_values(text, self.decoded) if _JSON_START.match(text) else None
             if json is not None:  # (a NaN equals nothing, so ``first_shown`` must know)
                 json = (*json, "NaN" in json[1])
             known = self.shown[index] = (text, json)

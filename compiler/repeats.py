@@ -167,11 +167,10 @@ def json_values(text: str, memo: dict | None = None) -> tuple[object, str, str] 
     stripped = text.strip()
     if stripped[:1] not in ("{", "["):
         return None
-    if memo is not None and stripped in memo:  # a payload as it was read, decoded already
-        try:
-            return decode_json(stripped, memo), stripped, ""
-        except ValueError:
-            pass
+    if memo is not None:
+        known = _decoded_values(stripped, memo)
+        if known is not None:
+            return known
     # One read finds both: the value the text opens with, and where it ends. (Decoding
     # the whole text and then its first line reads that line twice and raises on every
     # compacted payload, which costs ten times the read.) A first line that is a JSON
@@ -185,6 +184,25 @@ def json_values(text: str, memo: dict | None = None) -> tuple[object, str, str] 
         return value, stripped, ""
     if isinstance(value, dict) and stripped.find("\n") == end:
         return value, stripped[:end], stripped[end:]
+    return None
+
+
+def _decoded_values(stripped: str, memo: dict) -> tuple[object, str, str] | None:
+    """What ``json_values`` reads of a text, where ``memo`` holds it decoded already: a
+    payload as it was read, or the JSON a compacted payload opens with (``compact_json``
+    writes that there). None when it does not."""
+    newline = stripped.find("\n")
+    if newline > 0:  # (the first line first: a compacted payload's is short)
+        head = stripped[:newline]
+        value = memo.get(head)
+        # a JSON object read as the whole first line, which ends where the object does
+        if isinstance(value, dict) and head[-1] == "}":
+            return value, head, stripped[newline:]
+    if stripped in memo:
+        try:
+            return decode_json(stripped, memo), stripped, ""
+        except ValueError:
+            pass
     return None
 
 
@@ -210,12 +228,15 @@ def inner_values(value: object, without: frozenset = frozenset()) -> list:
     """
     level = [f for key, f in value.items() if key not in without] if without else [value]
     found: list = []
-    for _ in range(REPEAT_DEPTH + (not without)):
+    for depth in range(REPEAT_DEPTH + (not without), 0, -1):
         level = [node for node in level if isinstance(node, _NESTED) and node]
         found.extend(level)
-        level = [
-            child for node in level for child in (node.values() if isinstance(node, dict) else node)
-        ]
+        if depth > 1:  # (the children of the deepest level are not looked at)
+            level = [
+                child
+                for node in level
+                for child in (node.values() if isinstance(node, dict) else node)
+            ]
     return found
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from compiler.classify import Kind
 from compiler.compact import Compacted, unchanged
-from compiler.compact_json import canonical_dumps, decode_json, dumps
+from compiler.compact_json import canonical_dumps, decode_json, dumps, encode_basestring
 from compiler.frozen import build
 from compiler.messages import Message
 from compiler.safety import has_safety_signal, safety_spans
@@ -387,7 +387,11 @@ def record_rows(value: dict) -> list[str]:
     """
     rows = []
     for name, field in value.items():
-        if isinstance(field, list):
+        if type(field) is str:  # (most fields: written as ``dumps`` writes a string)
+            rows.append(f"{name}: {encode_basestring(field)}")
+        elif type(field) is int:  # (and as it writes an integer)
+            rows.append(f"{name}: {field!r}")
+        elif isinstance(field, list):
             rows.extend(f"{name}: {dumps(item)}" for item in field)
         elif isinstance(field, dict) and field and all(isinstance(v, dict) for v in field.values()):
             rows.extend(f"{name}.{entry}: {dumps(item)}" for entry, item in field.items())
