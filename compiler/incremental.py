@@ -60,8 +60,8 @@ def _freeze(value):
             text = repr(value)
             if "nan" not in text or not _has_nan(value):
                 return (type(value).__name__, text)
-        except RecursionError:
-            # Too deep to write out. Its identity would not do: the caller may change it in
+        except (RecursionError, ValueError):
+            # Too deep to write out (or an int too long for ``repr``). Its identity would not do: the caller may change it in
             # place, and an equal key would resume a history that no longer holds. A key
             # equal to nothing else makes the compile start afresh.
             return ("<unkeyed>", _Pinned(object()))

@@ -252,7 +252,7 @@ def _same_content(original: Any, content: str | None) -> bool:
         return original == content
     try:
         return _flatten_content(original) == content
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):  # unreadable: the reader kept none of it
         return False
 
 

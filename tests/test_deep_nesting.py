@@ -122,3 +122,32 @@ def test_a_value_too_deep_to_key_is_compiled_afresh_after_an_in_place_edit():
     cached, _ = compile_messages(messages, cache=True)
     fresh, _ = compile_messages(messages, cache=False)
     assert innermost(cached[-3]["meta"]) == innermost(fresh[-3]["meta"]) == ["v2"]
+
+
+def dict_nested(depth: int) -> dict:
+    value: object = 1
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.parametrize("depth", [990, 3000])
+@pytest.mark.parametrize("cache", [True, False])
+def test_content_that_is_an_object_too_deep_to_write_is_kept_without_it_and_warned_of(depth, cache):
+    # the output check wrote the object as JSON again and raised RecursionError (audit 8, F1)
+    messages = [{"role": "user", "content": dict_nested(depth)}]
+    messages.append({"role": "assistant", "content": "ok"})
+    compiled, telemetry = compile_messages(messages, cache=cache)
+    assert [m["role"] for m in compiled] == ["user", "assistant"]
+    assert any("unreadable" in warning for warning in telemetry["parse_warnings"])
+
+
+def test_an_integer_too_long_to_write_is_read_with_the_history_cache_on():
+    # the cache key wrote it with repr, which refuses over 4,300 digits (audit 8, F4)
+    big = 7**6000  # 5,071 digits, made without writing any
+    messages = [
+        {"role": "user", "content": "hi", "meta": big},
+        {"role": "assistant", "content": "ok"},
+    ]
+    compiled, _ = compile_messages(messages, cache=True)
+    assert compiled[0]["meta"] == big
