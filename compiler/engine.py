@@ -26,6 +26,7 @@ from compiler.frozen import build
 from compiler.incremental import HISTORIES
 from compiler.items import read_message_list
 from compiler.messages import Message, ParseWarning, message_to_dict, owned
+from compiler.pairing import unpaired
 from compiler.progress import Progress
 from compiler.register import Register
 from compiler.retire import Retired, retirement_violations
@@ -167,7 +168,8 @@ def compile_messages(messages: list, *, token_counter: Any = None, cache: bool =
         parsed = read_message_list(messages, own=False)
         items = len(messages) if isinstance(messages, list | tuple) else None
         progress = Progress(chosen, by_item=True).extend(parsed.messages, items=items)
-        result, warnings = progress.finish(remember=False), parsed.warnings
+        result = progress.finish(remember=False)
+        warnings = (*parsed.warnings, *unpaired(result.original))  # as HISTORIES gives them
     return _finish(result, warnings, started, token_counter)
 
 

@@ -22,6 +22,7 @@ import threading
 from collections import OrderedDict
 
 from compiler.items import as_message_dict, read_message_list
+from compiler.pairing import unpaired
 from compiler.progress import Progress
 
 DEFAULT_HISTORIES = int(os.environ.get("CONTEXTGC_CACHE_HISTORIES", "128"))
@@ -61,9 +62,9 @@ def _freeze(value):
             if "nan" not in text or not _has_nan(value):
                 return (type(value).__name__, text)
         except (RecursionError, ValueError):
-            # Too deep to write out (or an int too long for ``repr``). Its identity would not do: the caller may change it in
-            # place, and an equal key would resume a history that no longer holds. A key
-            # equal to nothing else makes the compile start afresh.
+            # Too deep to write out, or an int too long for ``repr``. Its identity would not
+            # do: the caller may change it in place, and an equal key would resume a history
+            # that no longer holds. A key equal to nothing else makes the compile start afresh.
             return ("<unkeyed>", _Pinned(object()))
     return ("<object>", _Pinned(value))
 
@@ -116,7 +117,9 @@ class HistoryCache:
 
     def compile(self, items: list, options, options_key):
         """Compile ``items`` resuming the longest cached prefix; returns the
-        ``Compilation`` and the parse warnings of every item."""
+        ``Compilation`` and the parse warnings of every item, then those of the calls and
+        answers that do not pair (``pairing.unpaired``, over the whole history: a call and
+        its answer may come in different extensions)."""
         keys = [item_key(item) for item in items]
         chain = _chain(keys)
         start, found = self._longest(options_key, keys, chain)
@@ -128,7 +131,7 @@ class HistoryCache:
         result = progress.finish()
         if keys and self.max_histories > 0:
             self._store((options_key, chain[-1]), progress)
-        return result, tuple(progress.warnings)
+        return result, (*progress.warnings, *unpaired(result.original))
 
     def _longest(self, options_key, keys, chain) -> tuple[int, Progress | None]:
         """The longest cached prefix. A prefix this call extends is taken out of the

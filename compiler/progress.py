@@ -83,7 +83,9 @@ class Progress:
         self.calls: dict = {}
         self.shaped: dict[int, Compacted] = {}
         self.elided: dict[tuple[int, int], Compacted] = {}
-        # payload texts decoded as JSON: read as a record, compacted, compared (stale.py)
+        # JSON texts and the value each decodes to: payloads read as a record, compacted,
+        # compared (stale.py), and the JSON a compaction wrote (compact_json), so the
+        # repeats pass reads it back without decoding it
         self.decoded: dict[str, object] = {}
         # token counts of messages this progress holds, by id, then counter name: an
         # id is only a key while this progress keeps the message alive

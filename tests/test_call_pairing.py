@@ -89,3 +89,21 @@ def test_the_reader_warns_exactly_when_the_test_suite_finds_what_the_api_refuses
     turns = [replace(turn, line=number) for number, turn in enumerate(turns, start=1)]
     expected = unpaired_calls([message_to_dict(turn) for turn in turns])
     assert bool(unpaired(turns)) == bool(expected)
+
+
+def test_compile_messages_warns_of_what_cannot_pair_over_the_whole_cached_history():
+    call = {"role": "assistant", "content": None}
+    call["tool_calls"] = [{"id": "c1", "type": "function", "function": {"name": "f"}}]
+    history = [{"role": "user", "content": "look it up"}, call]
+    _, telemetry = compile_messages(history)  # the call is not answered yet
+    assert telemetry["parse_warnings"] == [
+        "line 2: the call 'c1' (f) has no tool turn answering it (the API refuses that)"
+    ]
+    history += [{"role": "tool", "tool_call_id": "c1", "content": "[]"}]
+    _, telemetry = compile_messages(history)  # resumed from the cache: answered now
+    assert telemetry["parse_warnings"] == []
+    history += [{"role": "tool", "tool_call_id": "c1", "content": "[]"}]
+    _, telemetry = compile_messages(history, cache=False)
+    assert telemetry["parse_warnings"] == [
+        "line 4: a tool turn answers 'c1', no open call of the assistant turn before it"
+    ]
