@@ -13,7 +13,7 @@ import json
 import re
 from enum import StrEnum
 
-from compiler.compact_json import may_be_json
+from compiler.jsonio import may_be_json
 from compiler.messages import Message
 from compiler.prefilter import admits, checking_order, fold, required_literals
 

@@ -38,13 +38,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from compiler.compact_json import (
-    compact_json,
-    decode_json,
-    exact_numbers,
-    json_text,
-    summary_floor,
-)
+from compiler.compact_json import compact_json, summary_floor
 from compiler.compact_text import (
     DIFF,
     LONG_CHARS,
@@ -60,6 +54,7 @@ from compiler.compact_text import (
     is_long_text,
 )
 from compiler.frozen import build
+from compiler.jsonio import decode_json, exact_numbers, json_text
 from compiler.prefilter import admits, checking_order, fold, required_literals
 
 # the safety scan lives in compiler.safety; these names are read from here too (tests do)
@@ -121,7 +116,7 @@ def compact(
 
     ``tool_name`` labels a top-level list of records; ``head_rows`` is how many records
     of a JSON collection are kept besides the safety-flagged ones; ``memo`` holds the
-    JSON texts the caller decoded before (``compact_json.decode_json``).
+    JSON texts the caller decoded before (``jsonio.decode_json``).
 
     Example:
         >>> import json

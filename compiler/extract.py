@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from compiler.classify import Kind
-from compiler.compact_json import decode_json
 from compiler.frozen import build
+from compiler.jsonio import decode_json
 from compiler.messages import Message
 from compiler.prefilter import (
     admits,
@@ -122,7 +122,7 @@ def extract_message(
     message: Message, kind: Kind, turn: int, schema: Schema, declared=(), memo=None
 ):
     """What one message says (read path) and did (action path). ``memo`` holds the JSON
-    texts decoded before (``compact_json.decode_json``): the read keys decode the same
+    texts decoded before (``jsonio.decode_json``): the read keys decode the same
     tool-call arguments (``compiler.stale``)."""
     found: list[Observation] = []
     if kind is _SPEECH and message.role in SPEAKING_ROLES:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from enum import StrEnum
 
-from compiler.compact_json import (
+from compiler.jsonio import (
     canonical_dumps,
     decode_json,
     dumps,

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 from compiler.classify import Kind
 from compiler.compact import Compacted, unchanged
-from compiler.compact_json import canonical_dumps, decode_json, dumps, encode_basestring
 from compiler.frozen import build
+from compiler.jsonio import canonical_dumps, decode_json, dumps, encode_basestring
 from compiler.messages import Message
 from compiler.safety import has_safety_signal, safety_spans
 
@@ -234,7 +234,7 @@ def record_key(text: str, memo: dict | None = None, tool: str | None = None) -> 
     """The record a JSON object shows: its first id field with the value, and its fields.
     A bare ``id`` names no kind of record (user 7 and order 7 both have ``id: 7``), so
     its key also names the ``tool`` that returned it, where that is known. ``memo`` holds
-    the JSON texts decoded before (``compact_json.decode_json``).
+    the JSON texts decoded before (``jsonio.decode_json``).
 
     Example:
         >>> key, fields = record_key('{"name": "Lamp", "product_id": "17", "price": 3}')

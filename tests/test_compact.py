@@ -27,7 +27,6 @@ from compiler.compact import (
     safety_spans,
 )
 from compiler.compact_json import (
-    _escape_surrogates,
     _key_column,
     _largest_collection,
     _plain_size,
@@ -35,9 +34,9 @@ from compiler.compact_json import (
     _table,
     _without,
     compact_json,
-    dumps,
 )
 from compiler.compact_text import PIECE_CHARS
+from compiler.jsonio import dumps, escape_surrogates
 from compiler.safety import _ID_NUMBER
 
 FIXTURES = Path(__file__).parent / "fixtures" / "compact"
@@ -700,7 +699,7 @@ def test_it_knows_how_long_the_plain_json_is_without_writing_it(value, records, 
         return
     rest = dumps(_without(document, found.path)) if found.path else None
     plain = dumps(document)
-    assert _plain_size(document, found, rest) == (len(_escape_surrogates(plain)), plain.count(":"))
+    assert _plain_size(document, found, rest) == (len(escape_surrogates(plain)), plain.count(":"))
 
 
 def _regenerate() -> None:

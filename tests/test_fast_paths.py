@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from compiler import list_schemas, load_schema
 from compiler.classify import Kind
 from compiler.compact import _TRAILER_LINE, _split_trailer
-from compiler.compact_json import may_be_json
 from compiler.emit import _quote
 from compiler.extract import (
     PROVENANCE_RANK,
@@ -30,6 +29,7 @@ from compiler.extract import (
     is_negated,
 )
 from compiler.items import _plain_item, _read_item
+from compiler.jsonio import may_be_json
 from compiler.messages import Message, ToolCall
 from compiler.prefilter import (
     _FOLD,

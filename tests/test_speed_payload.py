@@ -14,8 +14,8 @@ from compiler.compact_json import (
     _Collection,
     _collection_kind,
     _largest_collection,
-    dumps,
 )
+from compiler.jsonio import dumps
 from compiler.safety import _OTHER_DIGIT, _WORDS, has_safety_signal
 
 JSON_VALUES = st.recursive(
