@@ -12,23 +12,9 @@ from hypothesis import strategies as st
 import compiler
 from compiler.compact import LONG_CHARS, compact, compacts_longer_than
 from compiler.compact_json import summary_floor
+from tests.payload_strategies import payload_objects
 
-SCALARS = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False)
-    | st.text(max_size=12)
-    | st.sampled_from(["PEANUT allergy", "a@b.co", "do\nnot", "x" * 1600, "é\ud800"])
-)
-KEYS = st.sampled_from(["id", "name", "note", "rows", "legs", "arguments", "a.b", "k:1", "é"])
-RECORDS = st.lists(st.dictionaries(KEYS, SCALARS, min_size=1, max_size=4), min_size=2, max_size=12)
-VALUES = st.recursive(
-    SCALARS | RECORDS,
-    lambda inner: st.lists(inner, max_size=25) | st.dictionaries(KEYS, inner, max_size=5),
-    max_leaves=60,
-)
-OBJECTS = st.dictionaries(KEYS, VALUES, min_size=1, max_size=6)
+OBJECTS = payload_objects(max_rows=12)
 WRITERS = st.sampled_from(
     [
         json.dumps,

@@ -12,26 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler.compact import compact
-from compiler.compact_json import _Collection, _largest_collection, _row_text, compact_json, dumps
+from compiler.compact_json import _Collection, _largest_collection, _row_text, compact_json
+from compiler.jsonio import dumps
 from compiler.repeats import _NESTED, REPEAT_DEPTH, inner_values, json_values
 from compiler.stale import record_rows
+from tests.payload_strategies import KEYS, SCALARS, payload_objects, payload_values, records
 
-SCALARS = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False)
-    | st.text(max_size=12)
-    | st.sampled_from(["PEANUT allergy", "a@b.co", "do\nnot", "x" * 1600, "é\ud800", "a\\u0062"])
-)
-KEYS = st.sampled_from(["id", "name", "note", "rows", "legs", "arguments", "a.b", "k:1", "é"])
-RECORDS = st.lists(st.dictionaries(KEYS, SCALARS, min_size=1, max_size=4), min_size=2, max_size=30)
-VALUES = st.recursive(
-    SCALARS | RECORDS,
-    lambda inner: st.lists(inner, max_size=25) | st.dictionaries(KEYS, inner, max_size=5),
-    max_leaves=60,
-)
-OBJECTS = st.dictionaries(KEYS, VALUES, min_size=1, max_size=6)
+VALUES = payload_values(max_rows=30)
+OBJECTS = payload_objects(max_rows=30)
 WRITERS = st.sampled_from(
     [
         json.dumps,
@@ -77,7 +65,7 @@ def test_the_rows_kept_are_the_head_and_every_flagged_row(value, head_rows, lett
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(st.text(max_size=5), SCALARS | RECORDS, max_size=6))
+@given(st.dictionaries(st.text(max_size=5), SCALARS | records(30), max_size=6))
 def test_a_record_is_written_as_rows_as_the_encoder_writes_them(value):
     expected = []
     for name, field in value.items():
