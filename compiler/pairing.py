@@ -17,8 +17,10 @@ from compiler.messages import Message, ParseWarning
 
 def unpaired(messages: Sequence[Message]) -> list[ParseWarning]:
     """A warning for each call not answered by the tool turns right after its assistant
-    turn, and each tool turn answering no call of the assistant turn before it; in the
-    order of their lines.
+    turn, each tool turn answering no call of the assistant turn before it, and each id
+    two calls of one turn share; in the order of their lines. The older function-call
+    shape (``function_call``, answered by a ``function`` turn) has no ids: there an answer
+    without one answers the open call, by name where it gives one.
 
     Example:
         >>> from compiler.messages import ToolCall
@@ -36,38 +38,65 @@ def unpaired(messages: Sequence[Message]) -> list[ParseWarning]:
     """
     found: list[ParseWarning] = []
     open_calls: dict[str, tuple[int, str]] = {}  # call id -> the line making it, its tool
+    nameless: list[tuple[int, str]] = []  # open calls without an id (``function_call``)
     for message in messages:
         line = message.line or 1
         if message.role == "tool":
-            answer = message.tool_call_id
-            if answer and open_calls.pop(answer, None) is not None:
-                continue
-            note = (
-                f"a tool turn answers {answer!r}, no open call of the assistant turn before it"
-                if answer
-                else "a tool turn without a tool_call_id answers no call"
-            )
-            found.append(ParseWarning(line, note))
+            note = _answer(message, open_calls, nameless)
+            if note:
+                found.append(ParseWarning(line, note))
             continue
-        found.extend(_unanswered(open_calls, "is not answered before the next turn"))
-        open_calls = {}
+        found.extend(_unanswered(open_calls, nameless, "is not answered before the next turn"))
+        open_calls, nameless = {}, []
         if message.role == "assistant":
+            legacy = message.tool_calls and "function_call" in dict(message.source)
             for call in message.tool_calls:
-                if call.id:
-                    open_calls.setdefault(call.id, (line, call.name))
-                else:
+                if not call.id and legacy:
+                    nameless.append((line, call.name))
+                elif not call.id:
                     named = f" ({call.name})" if call.name else ""
                     note = f"a call{named} without an id: no tool turn can answer it"
                     found.append(ParseWarning(line, note))
-    found.extend(_unanswered(open_calls, "has no tool turn answering it"))
+                elif call.id in open_calls:
+                    note = f"two calls of one turn share the id {call.id!r}: one answer ends both"
+                    found.append(ParseWarning(line, note))
+                else:
+                    open_calls[call.id] = (line, call.name)
+    found.extend(_unanswered(open_calls, nameless, "has no tool turn answering it"))
     return sorted(found, key=lambda warning: warning.line)
 
 
-def _unanswered(open_calls: dict[str, tuple[int, str]], why: str) -> list[ParseWarning]:
+def _answer(message: Message, open_calls: dict, nameless: list) -> str:
+    """What a tool turn answers, taken from the open calls; why it cannot, or ""."""
+    answer = message.tool_call_id
+    if answer:
+        if open_calls.pop(answer, None) is not None:
+            return ""
+        return f"a tool turn answers {answer!r}, no open call of the assistant turn before it"
+    several = dict(message.source).get("tool_call_ids")
+    if isinstance(several, list) and several:  # SWE-agent's: one turn for several calls
+        for ident in several:
+            if isinstance(ident, str):
+                open_calls.pop(ident, None)
+        count = len(several)
+        return f"a tool turn answers {count} calls at once (tool_call_ids); the API wants one each"
+    for index, (_, name) in enumerate(nameless):
+        if not message.name or not name or name == message.name:
+            del nameless[index]
+            return ""
+    return "a tool turn without a tool_call_id answers no call"
+
+
+def _unanswered(open_calls: dict, nameless: list, why: str) -> list[ParseWarning]:
     notes = []
     for ident, (line, name) in open_calls.items():
         named = f" ({name})" if name else ""
         notes.append(ParseWarning(line, f"the call {ident!r}{named} {why} (the API refuses that)"))
+    for line, name in nameless:
+        named = f" ({name})" if name else ""
+        notes.append(
+            ParseWarning(line, f"a call{named} without an id {why} (the API refuses that)")
+        )
     return notes
 
 

@@ -107,3 +107,32 @@ def test_compile_messages_warns_of_what_cannot_pair_over_the_whole_cached_histor
     assert telemetry["parse_warnings"] == [
         "line 4: a tool turn answers 'c1', no open call of the assistant turn before it"
     ]
+
+
+def test_the_older_function_call_shape_pairs_by_name_without_ids():
+    call = {"role": "assistant", "content": None, "function_call": {"name": "f", "arguments": "{}"}}
+    history = [{"role": "user", "content": "go"}, call, {"role": "function", "name": "f"}]
+    history[-1]["content"] = "ok"
+    assert compile_messages(history, cache=False)[1]["parse_warnings"] == []
+    unanswered = compile_messages([*history[:2], {"role": "user", "content": "and?"}])
+    assert unanswered[1]["parse_warnings"] == [
+        "line 2: a call (f) without an id is not answered before the next turn"
+        " (the API refuses that)"
+    ]
+
+
+def test_one_answer_for_several_calls_and_two_calls_with_one_id_are_named_as_such():
+    calls = [{"id": i, "type": "function", "function": {"name": "f"}} for i in ("a", "b")]
+    asked = {"role": "assistant", "content": None, "tool_calls": calls}
+    answer = {"role": "tool", "tool_call_ids": ["a", "b"], "content": "ok"}
+    swe = [{"role": "user", "content": "go"}, asked, answer]
+    assert compile_messages(swe, cache=False)[1]["parse_warnings"] == [
+        "line 3: a tool turn answers 2 calls at once (tool_call_ids); the API wants one each"
+    ]
+    twice = {**asked, "tool_calls": [calls[0], calls[0]]}
+    answers = [{"role": "tool", "tool_call_id": "a", "content": "ok"}] * 2
+    warnings = compile_messages([swe[0], twice, *answers], cache=False)[1]["parse_warnings"]
+    assert warnings == [
+        "line 2: two calls of one turn share the id 'a': one answer ends both",
+        "line 4: a tool turn answers 'a', no open call of the assistant turn before it",
+    ]
