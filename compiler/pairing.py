@@ -49,7 +49,7 @@ def unpaired(messages: Sequence[Message]) -> list[ParseWarning]:
         found.extend(_unanswered(open_calls, nameless, "is not answered before the next turn"))
         open_calls, nameless = {}, []
         if message.role == "assistant":
-            legacy = message.tool_calls and "function_call" in dict(message.source)
+            legacy = message.tool_calls and any(k == "function_call" for k, _ in message.source)
             for call in message.tool_calls:
                 if not call.id and legacy:
                     nameless.append((line, call.name))
