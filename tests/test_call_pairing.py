@@ -88,7 +88,11 @@ _TURNS = st.one_of(
 def test_the_reader_warns_exactly_when_the_test_suite_finds_what_the_api_refuses(turns):
     turns = [replace(turn, line=number) for number, turn in enumerate(turns, start=1)]
     expected = unpaired_calls([message_to_dict(turn) for turn in turns])
-    assert bool(unpaired(turns)) == bool(expected)
+    ids = [[call.id for call in turn.tool_calls if call.id] for turn in turns]
+    if any(len(set(given)) < len(given) for given in ids):  # the reader warns of this too
+        assert unpaired(turns)
+    else:
+        assert bool(unpaired(turns)) == bool(expected)
 
 
 def test_compile_messages_warns_of_what_cannot_pair_over_the_whole_cached_history():
