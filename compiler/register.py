@@ -153,16 +153,25 @@ class RegisterFold:
             self.conflicts.append(Conflict(obs.slot, current, obs.value, obs.turn, obs.provenance))
 
     def _reaffirm(self, current: Entry, obs: Observation) -> None:
-        stronger = PROVENANCE_RANK[obs.provenance] > PROVENANCE_RANK[current.provenance]
+        """An equal value said again: the turn joins its supports. A stronger source (the
+        agent acting on what the user said, or declaring it) takes the entry over, its
+        turn and spelling with its provenance, so a header line names the turn that gives
+        it its provenance; the turn that first said it stays a support."""
         supports = current.supports
         if obs.turn not in supports:
             supports = (*supports, obs.turn)
+        if PROVENANCE_RANK[obs.provenance] > PROVENANCE_RANK[current.provenance]:
+            source = obs  # its provenance, turn and spelling
+        else:
+            source = current
         self.entries[self.live[obs.slot]] = _restated(
             current,
-            obs.provenance if stronger else current.provenance,
+            source.provenance,
             supports,
             current.pinned or obs.op is _PIN,
             _unsure_after(current, obs),
+            source.value,
+            source.turn,
         )
         self.reaffirmations += 1
 
@@ -240,16 +249,18 @@ _entry = partial(build, Entry)  # Entry(**fields), every field given: one per va
 _new = object.__new__
 
 
-def _restated(entry: Entry, provenance: Provenance, supports: tuple, pinned, unsure) -> Entry:
-    """``entry`` restated, live: these fields new, its slot, value and turn its own. Built
+def _restated(
+    entry: Entry, provenance: Provenance, supports: tuple, pinned, unsure, value: str, turn: int
+) -> Entry:
+    """``entry`` restated, live: these fields new, its slot its own. Built
     as ``frozen.build`` builds, from a copy of its fields rather than from keywords: one is
     built per value restated, which is most observations of a long history.
 
     Example:
         >>> first = _entry(slot="a", value="x", turn=1, provenance=Provenance.INFERRED,
         ...     supports=(1,), pinned=False, unsure=False, superseded_by=None, revoked_at=None)
-        >>> _restated(first, Provenance.ACTED, (1, 3), True, False) == Entry(
-        ...     "a", "x", 1, Provenance.ACTED, (1, 3), pinned=True)
+        >>> _restated(first, Provenance.ACTED, (1, 3), True, False, "X", 3) == Entry(
+        ...     "a", "X", 3, Provenance.ACTED, (1, 3), pinned=True)
         True
     """
     restated = _new(Entry)
@@ -259,6 +270,8 @@ def _restated(entry: Entry, provenance: Provenance, supports: tuple, pinned, uns
     fields["supports"] = supports
     fields["pinned"] = pinned
     fields["unsure"] = unsure
+    fields["value"] = value
+    fields["turn"] = turn
     fields["superseded_by"] = fields["revoked_at"] = None
     return restated
 

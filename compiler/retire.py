@@ -126,10 +126,12 @@ def disputed_turns(register: Register) -> frozenset[int]:
         >>> disputed_turns(register((declared, said, later)))  # the dispute is moot
         frozenset()
     """
-    live = {entry.slot: entry.turn for entry in register.history if entry.live}
+    # an entry is known by the turn that set it, its first support: a stronger source
+    # restating it moves its ``turn`` (``register``), not where it began
+    live = {entry.slot: entry.supports[0] for entry in register.history if entry.live}
     latest: dict[tuple[str, str], int] = {}  # (slot, refused value) → the latest turn
     for c in register.conflicts:
-        if live.get(c.slot) == c.kept.turn:
+        if live.get(c.slot) == c.kept.supports[0]:
             key = (c.slot, value_key(c.refused_value))
             latest[key] = max(c.refused_turn, latest.get(key, c.refused_turn))
     voided = set(register.revoked)

@@ -57,8 +57,11 @@ def test_an_inferred_value_never_overwrites_a_declared_one():
 
 
 def test_a_declaration_equal_to_an_inferred_value_upgrades_its_provenance():
+    # the header names the turn that declared it: turn 0 is the user's, and cannot declare
     reg = register((obs("f", "a.py", 0), obs("f", "a.py", 2, Provenance.DECLARED)))
-    assert [(e.turn, e.provenance) for e in reg.active] == [(0, Provenance.DECLARED)]
+    assert [(e.turn, e.provenance, e.supports) for e in reg.active] == [
+        (2, Provenance.DECLARED, (0, 2))
+    ]
 
 
 def test_it_keeps_at_most_64_facts_and_reports_the_rest():
@@ -300,8 +303,13 @@ def test_a_date_written_another_way_is_a_reaffirmation_not_a_conflict():
     said = Observation("flight_date", "May 13, 2024", 2, Provenance.INFERRED)
     acted = Observation("flight_date", "2024-05-13", 4, Provenance.ACTED)
     reg = register((said, acted))
-    (entry,) = reg.active
-    assert (entry.value, entry.provenance, entry.supports) == ("May 13, 2024", "acted", (2, 4))
+    (entry,) = reg.active  # the acted spelling and turn, the said one still a support
+    assert (entry.value, entry.turn, entry.provenance, entry.supports) == (
+        "2024-05-13",
+        4,
+        "acted",
+        (2, 4),
+    )
     assert reg.conflicts == () and reg.reaffirmations == 1
     # the order the other way: the weaker spelling reaffirms the acted value
     reg = register((Observation("flight_date", "2024-05-13", 2, Provenance.ACTED), said))

@@ -91,8 +91,8 @@ class _FoldAsItWas(RegisterFold):
         )
         self.entries[index] = _entry(
             slot=current.slot,
-            value=current.value,
-            turn=current.turn,
+            value=obs.value if stronger else current.value,
+            turn=obs.turn if stronger else current.turn,
             provenance=obs.provenance if stronger else current.provenance,
             supports=supports,
             pinned=current.pinned or obs.op is Op.PIN,
