@@ -461,7 +461,22 @@ def _load(body: str):
 
 
 def _merge(found: list[_Found]) -> Declaration:
-    """Parse each block and merge them: later values win, revokes are a union."""
+    """Parse each block and merge them, in order, as if each were applied after the one
+    before: a later value wins, revokes are a union, and a block's revoke voids what an
+    earlier block asserted or marked unsure for that slot (the register applies a turn's
+    revokes before its asserts, which is right only within one block). A pin is left to
+    stand, as it would against a revoke in a later turn.
+
+    Example:
+        >>> a = _Found(0, '{"assert": {"city": "Oslo"}}')
+        >>> b = _Found(9, '{"revoke": ["city"]}')
+        >>> d = _merge([a, b])
+        >>> d.asserts, d.revokes
+        ((), ('city',))
+        >>> d = _merge([b, a])  # the other order: revoked, then said again
+        >>> d.asserts, d.revokes
+        ((('city', 'Oslo'),), ('city',))
+    """
     tables: dict[str, dict[str, str]] = {"assert": {}, "pin": {}, "unsure": {}}
     revokes: dict[str, None] = {}
     problems: list[str] = []
@@ -473,6 +488,9 @@ def _merge(found: list[_Found]) -> Declaration:
             malformed += 1
             problems.append(f"block {number}: {reason}")
             continue
+        for key in ops.get("revoke", ()):  # voids earlier blocks, then this block's own
+            tables["assert"].pop(key, None)
+            tables["unsure"].pop(key, None)
         for op, entries in ops.items():
             if op == "revoke":
                 revokes.update(dict.fromkeys(entries))

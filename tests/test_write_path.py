@@ -159,6 +159,22 @@ def test_revoke_wins_over_an_assert_of_the_same_key_in_one_block():
     assert tel["state_history"]["cabin_class"][0]["revoked_at"] == 1
 
 
+def test_a_revoke_in_a_later_block_of_the_turn_voids_an_earlier_blocks_assert():
+    # blocks are applied in the order written: revoking what the turn just asserted voids it
+    said_then_taken_back = "Set. " + block(**{"assert": {"cabin_class": "business"}})
+    said_then_taken_back += " No, wait. " + block(revoke=["cabin_class"])
+    messages = [asst(block(**{"assert": {"cabin_class": "economy"}})), asst(said_then_taken_back)]
+    _, tel = compile_([*messages, user("ok")])
+    assert "cabin_class" not in tel["active_state_slots"]
+    assert tel["state_history"]["cabin_class"][0]["revoked_at"] == 1
+    # the other order within the turn: revoked, then asserted again
+    taken_back_then_said = (
+        block(revoke=["cabin_class"]) + " " + block(**{"assert": {"cabin_class": "first"}})
+    )
+    _, tel = compile_([messages[0], asst(taken_back_then_said), user("ok")])
+    assert tel["active_state_slots"] == {"cabin_class": "first"}
+
+
 def test_an_unsure_value_is_surfaced_and_flagged_in_the_header():
     messages = [asst(block(unsure={"cabin_class": "business"})), user("ok")]
     compiled, tel = compile_(messages)
