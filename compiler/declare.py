@@ -177,8 +177,9 @@ class DeclareState:
         ):
             for key, value in entries:
                 self._write(turn, op, key, value)
-        for key in declaration.revokes:
-            self._keep(turn, Op.REVOKE, key, "")
+        for key in declaration.revokes:  # the key gate only: a revoke carries no value
+            if self._key_allowed(turn, key, ""):
+                self._keep(turn, Op.REVOKE, key, "")
 
     def _write(self, turn: int, op: Op, key: str, value: str) -> None:
         if not self._key_allowed(turn, key, value) or not self._value_allowed(turn, key, value):

@@ -195,6 +195,18 @@ def test_an_off_schema_key_is_flagged_by_default_and_dropped_under_reject():
     assert off["active_state_slots"] == {"total_baggages": "2"} and off["rejected_writes"] == []
 
 
+def test_a_revoke_of_an_off_schema_key_passes_the_same_key_gate_as_an_assert():
+    messages = [asst(block(revoke=["total_baggages"])), user("ok")]
+    _, flagged = compile_(messages)
+    _, rejected = compile_(messages, declaration_policy="reject")
+    assert flagged["declarations"]["off_schema_keys"] == ["total_baggages"]
+    assert flagged["declarations"]["revoked"] == 1
+    assert [(w["kind"], w["dropped"]) for w in rejected["rejected_writes"]] == [
+        ("off_schema_declaration", True)
+    ]
+    assert rejected["declarations"]["revoked"] == 0
+
+
 def test_a_wrong_shaped_value_is_flagged_or_rejected_by_its_contract():
     messages = [asst(block(**{"assert": {"passenger_id": "None"}})), user("ok")]
     _, flagged = compile_(messages)
@@ -279,11 +291,12 @@ def test_the_action_path_reads_committing_tool_calls_but_not_lookups():
 
 
 CAPTURES = {
-    # capture: (blocks stripped, malformed, off-schema keys, values failing a contract)
+    # capture: (blocks stripped, malformed, off-schema keys, values failing a contract);
+    # off-schema keys count those revoked as well as those asserted
     "14b.json": (42, 1, 2, 19),
-    "7b-after-vocab-fix.json": (40, 17, 5, 20),
-    "7b-before-vocab-fix.json": (42, 17, 16, 0),
-    "run1.json": (42, 17, 16, 0),
+    "7b-after-vocab-fix.json": (40, 17, 6, 20),
+    "7b-before-vocab-fix.json": (42, 17, 23, 0),
+    "run1.json": (42, 17, 23, 0),
 }
 
 
