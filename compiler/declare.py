@@ -15,13 +15,15 @@ from compiler.arguments import strip_blocks_in_arguments
 from compiler.contracts import satisfies
 from compiler.extract import Observation, Op, Provenance
 from compiler.frozen import build
-from compiler.messages import Message, ToolCall, with_content
-from compiler.protocol import protocol
+from compiler.messages import Message, ToolCall, content_text, with_content
+from compiler.protocol import protocol, strip_blocks
 from compiler.register import Refusal
 from compiler.schema import Schema
 
 POLICIES = ("flag", "reject", "off")
 DECLARING_ROLES = frozenset({"assistant"})
+# fields a provider sends beside the content, where a block is stripped but never applied
+SIDE_FIELDS = frozenset({"refusal", "reasoning_content", "reasoning"})
 _MARK = "contextgc-state"
 # ``_MARK in text.lower()`` without lowering the text: no character but an ASCII letter
 # lower-cases to one of the mark's letters, so the two agree (tests/test_fold_speed_*),
@@ -126,6 +128,8 @@ class DeclareState:
     def message(self, turn: int, message: Message) -> Message:
         if message.tool_calls:  # (most messages make no call)
             message = self._strip_calls(message)
+        if message.source:
+            message = self._strip_side_fields(message)
         text = message.content
         if not text or not marked(text):
             return message
@@ -135,7 +139,23 @@ class DeclareState:
             self._untrusted(turn, message.role, declaration.blocks)
         elif declaration.blocks:
             self._trusted(turn, declaration)
-        return with_content(message, stripped)
+        return _stripped_content(message, stripped)
+
+    def _strip_side_fields(self, message: Message) -> Message:
+        """Blocks in the fields beside the content a provider may send back (a refusal,
+        the reasoning) are stripped and counted, never applied: what the agent declares is
+        what it said, and left there a block would be read again by the next compile."""
+        changed = None
+        for key, value in message.source:
+            if key in SIDE_FIELDS and type(value) is str and marked(value):
+                text, removed = strip_blocks(value)
+                self.counts["blocks_stripped"] += removed
+                changed = changed or {}
+                changed[key] = text
+        if changed is None:
+            return message
+        source = tuple((key, changed.get(key, value)) for key, value in message.source)
+        return replace(message, source=source)
 
     def _strip_calls(self, message: Message) -> Message:
         if not message.tool_calls or not any(marked(c.arguments) for c in message.tool_calls):
@@ -210,6 +230,39 @@ class DeclareState:
         reason = f"{value[:80]!r} does not have the shape of {key}"
         self.refusals.append(Refusal(key, turn, "value_shape_rejected", reason, value, dropped))
         return not dropped
+
+
+def _stripped_content(message: Message, stripped: str) -> Message:
+    """``message`` with its blocks stripped. Content read from parts (text beside an
+    image) is stripped a part at a time, so each part keeps its place and a part that
+    was nothing but a block goes; ``stripped``, the whole text stripped, is what the
+    declaration was read from and what any other content becomes.
+
+    Example:
+        >>> image = {"type": "image_url", "image_url": {"url": "u"}}
+        >>> said = 'Seen. <contextgc-state>{"revoke": "a"}</contextgc-state>'
+        >>> parts = [{"type": "text", "text": "Look:"}, image, {"type": "text", "text": said}]
+        >>> m = _stripped_content(Message("assistant", "", source=(("content", parts),)), "")
+        >>> dict(m.source)["content"] == [parts[0], image, {"type": "text", "text": "Seen."}]
+        True
+        >>> m.content
+        'Look:\\nSeen.'
+    """
+    raw = dict(message.source).get("content") if message.source else None
+    if not isinstance(raw, list):
+        return with_content(message, stripped)
+    parts = []
+    for part in raw:
+        if isinstance(part, str) or (isinstance(part, dict) and isinstance(part.get("text"), str)):
+            text = part if isinstance(part, str) else part["text"]
+            if marked(text):
+                text = strip_blocks(text)[0]
+                if not text:
+                    continue  # nothing but a block
+                part = text if isinstance(part, str) else {**part, "text": text}
+        parts.append(part)
+    source = tuple((k, parts if k == "content" else v) for k, v in message.source)
+    return replace(message, content=content_text(parts), source=source)
 
 
 def _with_calls(message: Message, calls: list[ToolCall]) -> tuple:

@@ -539,3 +539,38 @@ def test_a_dispute_repeated_turn_after_turn_keeps_only_its_latest_turn():
     _, tel = compile_(messages, schema=LOGISTICS)
     assert [c["refused_turn"] for c in tel["conflicts"]] == [2, 4, 6, 8, 10]
     assert tel["retired_turn_indices"] == [2, 4, 6, 8]  # turn 10 still shows the dispute
+
+
+def test_a_block_in_a_reasoning_or_refusal_field_is_stripped_and_never_applied():
+    declared = block(**{"assert": {"cabin_class": "business"}})
+    turn = {
+        "role": "assistant",
+        "content": "Booked economy.",
+        "reasoning_content": "They might want business. " + declared,
+        "refusal": declared,
+    }
+    compiled, tel = compile_([user("Book it in economy class."), turn, user("ok")])
+    assert tel["active_state_slots"] == {"cabin_class": "economy"}
+    assert tel["declarations"]["blocks_stripped"] == 2
+    assert tel["declarations"]["asserted"] == 0
+    (sent,) = [m for m in compiled if m.get("reasoning_content") is not None]
+    assert sent["reasoning_content"] == "They might want business."
+    assert sent["refusal"] == "" and sent["content"] == "Booked economy."
+
+
+def test_stripping_a_block_from_content_parts_keeps_each_part_in_its_place():
+    image = {"type": "image_url", "image_url": {"url": "https://example.invalid/seat.png"}}
+    parts = [
+        {"type": "text", "text": "Here is the seat map:"},
+        image,
+        {"type": "text", "text": "Upgraded. " + block(**{"assert": {"cabin_class": "business"}})},
+        {"type": "text", "text": block(revoke=["seat"])},  # nothing but a block: it goes
+    ]
+    compiled, tel = compile_([user("hi"), {"role": "assistant", "content": parts}, user("ok")])
+    assert tel["active_state_slots"] == {"cabin_class": "business"}
+    (sent,) = [m for m in compiled if m["role"] == "assistant"]
+    assert sent["content"] == [
+        {"type": "text", "text": "Here is the seat map:"},
+        image,
+        {"type": "text", "text": "Upgraded."},
+    ]
