@@ -22,7 +22,8 @@ Decisions, each pinned by a test:
 - A broken opening tag that real models emit (``"contextgc-state>{...}``,
   ``"contextgc-state":{...}``) followed by a JSON value is a malformed block too:
   stripped, never applied. Left in the history it would teach the model its own
-  mistake.
+  mistake. The bare name before an object (``the contextgc-state {...} block``) is
+  prose, unless a closing tag follows the object.
 - A stray closing tag, or a self-closing ``<contextgc-state/>``, is stripped and is
   not a block.
 - A code fence left empty by stripping, or left unbalanced because a fence
@@ -71,6 +72,7 @@ _TAG = re.compile(
     re.IGNORECASE | re.ASCII,
 )
 _WORD = re.compile(MARK, re.IGNORECASE | re.ASCII)
+_TAG_MARKS = frozenset('<">:')  # one of them makes the name a tag typed wrong, not prose
 _SPACE = re.compile(r"\s*")
 _FENCE_RUN = re.compile(r"`{3,}")
 _FENCE_LINE = re.compile(r"^[ \t]*`{3,}[^`\n]*(?:\n|\Z)", re.MULTILINE)
@@ -314,7 +316,10 @@ def _broken(text, broken, limits, paired, strays, spans, found) -> None:
         if end is None:
             continue  # the name in prose, not an attempted block
         after = _TAG.match(text, _SPACE.match(text, end).end())
-        if after is not None and after.start() in strays:
+        closed = after is not None and after.start() in strays
+        if not closed and not _TAG_MARKS.intersection(m.group()):
+            continue  # the bare name before an object, as prose writes it: no tag typed
+        if closed:
             end = strays.pop(after.start()).end()
         spans.append((m.start(), end))
         problem = f"broken opening tag {_show(m.group(), 30)}; not applied"

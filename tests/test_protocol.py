@@ -312,6 +312,14 @@ def test_it_leaves_the_tag_name_in_prose_alone():
     assert protocol(text) == (text, EMPTY)
 
 
+def test_it_leaves_the_bare_tag_name_before_an_object_in_prose_alone():
+    text = 'The contextgc-state {"assert": {"x": "1"}} form is what the docs show.'
+    assert protocol(text) == (text, EMPTY)
+    # closed by a tag, the same words are a block with its "<" forgotten: stripped, unapplied
+    stripped, d = protocol('Ok. contextgc-state {"assert": {"x": "1"}}</contextgc-state> Next.')
+    assert (stripped, d.blocks, d.malformed, d.asserts) == ("Ok. Next.", 1, 1, ())
+
+
 def test_it_strips_a_stray_closing_tag_without_counting_a_block():
     assert strip_blocks("Done.</contextgc-state>") == ("Done.", 0)
 
