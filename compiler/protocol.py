@@ -25,7 +25,7 @@ Decisions, each pinned by a test:
   mistake. The bare name before an object (``the contextgc-state {...} block``) is
   prose, unless a closing tag follows the object.
 - A stray closing tag, or a self-closing ``<contextgc-state/>``, is stripped and is
-  not a block.
+  not a block. A tag inside a JSON string of the block's value is text of the value.
 - A code fence left empty by stripping, or left unbalanced because a fence
   marker sat inside the block, is removed.
 - Stripping repeats until nothing is left that a later compile would parse, so
@@ -250,7 +250,7 @@ def _one_pass(text: str) -> tuple[str, list[_Found]]:
 
 def _scan(text: str) -> tuple[list[tuple[int, int]], list[_Found]]:
     """Pair the tags; return the spans to remove and the blocks found, in order."""
-    tokens = list(_TAG.finditer(text))
+    tokens = _outside_values(text, list(_TAG.finditer(text)))
     # A JSON value read after a tag that did not pair ends before the next tag: each
     # read is then bounded by its own stretch of text, and a pass stays linear.
     limits = {m.start(): n.start() for m, n in pairwise(tokens)}
@@ -285,6 +285,31 @@ def _scan(text: str) -> tuple[list[tuple[int, int]], list[_Found]]:
     spans.extend((m.start(), m.end()) for m in strays.values())
     found.sort(key=lambda f: f.start)
     return spans, found
+
+
+def _outside_values(text: str, tokens: list[re.Match]) -> list[re.Match]:
+    """The tags, less any inside the JSON value that follows an opening tag: a closing
+    tag written inside a string (``{"assert": {"note": "</contextgc-state>"}}``) is
+    text of the value, and pairing with it would cut the block in two. A value is read
+    only up to the next opening tag, so each stretch of text is decoded once at most,
+    and only where more than one tag lies before that next opening tag."""
+    kept: list[re.Match] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        m = tokens[i]
+        kept.append(m)
+        i += 1
+        if m.lastgroup != "open":
+            continue
+        j = i
+        while j < n and tokens[j].lastgroup != "open":
+            j += 1
+        if j - i < 2:
+            continue  # one closing tag at most: nothing it could be mistaken for
+        end = _json_end(text, m.end(), tokens[j].start() if j < n else len(text))
+        while end is not None and i < n and tokens[i].start() < end:
+            i += 1
+    return kept
 
 
 def _unterminated(text, openers, limits, spans, found) -> None:

@@ -320,6 +320,13 @@ def test_it_leaves_the_bare_tag_name_before_an_object_in_prose_alone():
     assert (stripped, d.blocks, d.malformed, d.asserts) == ("Ok. Next.", 1, 1, ())
 
 
+def test_a_closing_tag_inside_a_value_is_text_of_the_value_not_the_end_of_the_block():
+    value = "wrap it in </contextgc-state> tags"
+    text = "Noted. " + block({"assert": {"note": value}}) + " Next."
+    stripped, d = protocol(text)
+    assert (stripped, d.asserts, d.blocks, d.malformed) == ("Noted. Next.", (("note", value),), 1, 0)
+
+
 def test_it_strips_a_stray_closing_tag_without_counting_a_block():
     assert strip_blocks("Done.</contextgc-state>") == ("Done.", 0)
 
