@@ -324,7 +324,12 @@ def test_a_closing_tag_inside_a_value_is_text_of_the_value_not_the_end_of_the_bl
     value = "wrap it in </contextgc-state> tags"
     text = "Noted. " + block({"assert": {"note": value}}) + " Next."
     stripped, d = protocol(text)
-    assert (stripped, d.asserts, d.blocks, d.malformed) == ("Noted. Next.", (("note", value),), 1, 0)
+    assert (stripped, d.asserts, d.blocks, d.malformed) == (
+        "Noted. Next.",
+        (("note", value),),
+        1,
+        0,
+    )
 
 
 def test_it_strips_a_stray_closing_tag_without_counting_a_block():

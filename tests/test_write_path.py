@@ -442,7 +442,8 @@ def test_arguments_stay_json_and_lose_only_the_block_members(members, space):
 @pytest.mark.parametrize(
     ("arguments", "left", "count"),
     [
-        ('{"pattern": "contextgc-state {}"}', {"pattern": ""}, 1),
+        ('{"pattern": "<contextgc-state {}"}', {"pattern": ""}, 1),
+        ('{"pattern": "contextgc-state {}"}', {"pattern": "contextgc-state {}"}, 0),  # prose
         ('{"a": "contextgc-state {", "b": "}"}', {"a": "contextgc-state {", "b": "}"}, 0),
         (
             '{"contextgc-state": {"assert": {}}, "contextgc-state": {}, "cmd": "ls"}',
