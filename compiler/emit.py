@@ -23,6 +23,7 @@ from json.encoder import encode_basestring
 from compiler.extract import Op, Provenance
 from compiler.frozen import build
 from compiler.messages import Message, with_content
+from compiler.protocol import INSTRUCTION
 from compiler.register import Entry, Register
 
 STATE_MARKER = "[ACTIVE_AGENT_STATE]"
@@ -46,7 +47,6 @@ _BLOCK = re.compile(
     r"(?:\n\n|\n?\Z)",
     re.MULTILINE,
 )
-_INSTRUCTION = re.compile(r"\[STATE_PROTOCOL\].*?\[/STATE_PROTOCOL\]\n*", re.DOTALL)
 RECALL_END = "[/RETIRED_TURN_RECALL]"
 # Exactly what ``_recall_text`` appends: a blank line, the opening marker, bracket-free
 # text (``_recall_text`` neutralises brackets) and the closing marker, ending the message.
@@ -102,7 +102,7 @@ def strip_compiled_one(message: Message) -> tuple[Message | None, bool]:
         if "]\n  - " in text or "]\n- " in text:
             text = _BLOCK.sub("", text)
         if text and "[STATE_PROTOCOL]" in text:
-            text = _INSTRUCTION.sub("", text)
+            text = INSTRUCTION.sub("", text)
     elif RECALL_MARKER in text:
         text = _RECALL_TAIL.sub("", text)
     if text == message.content:

@@ -204,19 +204,41 @@ def render_instruction(slots: Sequence[str], *, max_slots: int = 16) -> str:
     return "\n".join(
         (
             INSTRUCTION_START,
-            f"Tracked slots (the only keys to use): {listed}.",
-            "When your turn changes one, end the reply with ONE block, e.g.",
+            f"{_SLOTS_LEAD}{listed}.",
+            _INSTRUCTION_LINES[0],
             f"<contextgc-state>{example}</contextgc-state>",
-            "Ops, any of them in that one block:",
-            '"assert": {slot: value} - now true, replaces the old value',
-            '"pin": {slot: value} - true and fixed until you pin it again',
-            '"unsure": {slot: value} - maybe true, not confirmed',
-            '"revoke": [slot, ...] - no longer true: void it',
-            "Values are plain strings, never null, objects or lists. Declare only what "
-            "changed this turn; if nothing changed, emit no block.",
+            *_INSTRUCTION_LINES[1:],
             INSTRUCTION_END,
         )
     )
+
+
+_SLOTS_LEAD = "Tracked slots (the only keys to use): "
+_INSTRUCTION_LINES = (
+    "When your turn changes one, end the reply with ONE block, e.g.",
+    "Ops, any of them in that one block:",
+    '"assert": {slot: value} - now true, replaces the old value',
+    '"pin": {slot: value} - true and fixed until you pin it again',
+    '"unsure": {slot: value} - maybe true, not confirmed',
+    '"revoke": [slot, ...] - no longer true: void it',
+    "Values are plain strings, never null, objects or lists. Declare only what "
+    "changed this turn; if nothing changed, emit no block.",
+)
+# Exactly what ``render_instruction`` writes, and the blank lines after it: only the slot
+# list and the example's slot vary. Text a user put between the two markers is not ours.
+INSTRUCTION = re.compile(
+    "\n".join(
+        (
+            re.escape(INSTRUCTION_START),
+            re.escape(_SLOTS_LEAD) + r"[^\n]+\.",
+            re.escape(_INSTRUCTION_LINES[0]),
+            r'<contextgc-state>\{"assert":\{"[^\n]*":"\.\.\."\}\}</contextgc-state>',
+            *map(re.escape, _INSTRUCTION_LINES[1:]),
+            re.escape(INSTRUCTION_END),
+        )
+    )
+    + r"\n*"
+)
 
 
 # --- finding and stripping -------------------------------------------------------

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from compiler.emit import (
     _BLOCK,
-    _INSTRUCTION,
     _RECALL_TAIL,
     RECALL_MARKER,
     Recall,
@@ -32,6 +31,7 @@ from compiler.messages import (
     with_content,
 )
 from compiler.progress import Progress
+from compiler.protocol import INSTRUCTION, render_instruction
 from compiler.schema import load_schema
 from compiler.telemetry import _estimate, _estimated, message_tokens
 
@@ -157,7 +157,7 @@ def _old_strip(message):
     if text and message.role == "system" and ("]\n  - " in text or "]\n- " in text):
         text = _BLOCK.sub("", text)
     if text and message.role == "system" and "[STATE_PROTOCOL]" in text:
-        text = _INSTRUCTION.sub("", text)
+        text = INSTRUCTION.sub("", text)
     if text and message.role == "user" and RECALL_MARKER in text:
         text = _RECALL_TAIL.sub("", text)
     if text == message.content:
@@ -173,6 +173,7 @@ PIECES = st.sampled_from(
         HEADER,
         HEADER.replace("  - ", "- "),
         "[DECLARED_INVARIANTS]\n- be kind",
+        render_instruction(["a"]) + "\n",
         "[STATE_PROTOCOL]x[/STATE_PROTOCOL]\n",
         "\n\n" + _recall_text(Recall(2, "user", "W1", 1.0)),
         RECALL_MARKER,

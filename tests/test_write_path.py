@@ -575,3 +575,12 @@ def test_stripping_a_block_from_content_parts_keeps_each_part_in_its_place():
         image,
         {"type": "text", "text": "Upgraded."},
     ]
+
+
+def test_text_a_user_put_between_the_protocol_markers_survives_a_recompile():
+    note = "[STATE_PROTOCOL]\nOur own house rules: reply in French.\n[/STATE_PROTOCOL]\n\nBe brief."
+    messages = [{"role": "system", "content": note}, user("hi"), asst("hello")]
+    once, _ = compile_(messages, teach_protocol=True)
+    twice, _ = compile_(once, teach_protocol=True)
+    assert once[0]["content"].endswith(note) and twice[0]["content"].endswith(note)
+    assert twice[0]["content"].count("Tracked slots") == 1
