@@ -460,16 +460,17 @@ def elide(text: str, *, replaced_by: int, key: str, window: Window | None = None
         >>> view = "[File: /a.py (90 lines total)]\n" + "".join(f"{n}:code\n" for n in range(1, 60))
         >>> print(elide(view, replaced_by=4, key="file /a.py", window=Window(3, 59)).text)
         [stale read: file /a.py was shown again at turn 4 (lines 3-59); this older output is
-        omitted (61 lines, 494 chars, truncated=true); the lines that view does not show are
+        omitted (60 lines, 494 chars, truncated=true); the lines that view does not show are
         kept:]
         1:code
         2:code
         >>> print(elide(view, replaced_by=4, key="file /a.py", window=Window(30, 89)).text)
         [stale read: file /a.py was shown again at turn 4 (lines 30-89); this older output is
-        omitted (61 lines, 494 chars, truncated=true); its lines 1-29, which that view does not
+        omitted (60 lines, 494 chars, truncated=true); its lines 1-29, which that view does not
         show, are omitted too]
     """
-    lines = text.count("\n") + 1  # the lines are counted, not split out
+    # the lines are counted, not split out: a final line break ends the last line
+    lines = text.count("\n") + (bool(text) and not text.endswith("\n"))
     safety = safety_lines(text)
     errors = lint_errors(text)
     real = window is not None and window.last and not window.preview and _NOT_APPLIED not in text
