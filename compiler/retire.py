@@ -80,7 +80,7 @@ def retire(
     for entry in register.history:
         for turn in entry.supports:
             carried.setdefault(turn, []).append(entry)
-    disputed = disputed_turns(register)
+    disputed = disputed_turns(register) | hedged_turns(register)
     last_kept = len(kinds) - KEEP_LAST
     retired = []
     for turn in sorted(carried):
@@ -140,6 +140,40 @@ def disputed_turns(register: Register) -> frozenset[int]:
             key = (r.slot, value_key(r.value or ""))
             latest[key] = max(r.turn, latest.get(key, r.turn))
     return frozenset(latest.values())
+
+
+def hedged_turns(register: Register) -> frozenset[int]:
+    """Turns that said the last firm value of a slot now held only as ``unsure``: an agent
+    that declares "maybe gate B12" has not taken back "gate A3", and with the turn that said
+    A3 retired the model would see only the guess. The latest turn to say that value is
+    kept while the unsure value stands; a declaration that settles it, or a revoke, lets
+    the turn go. A revoke between the two ends the chain: the firm value was voided.
+
+    Example:
+        >>> from compiler.extract import Observation, Op, Provenance
+        >>> from compiler.register import register
+        >>> firm = Observation("gate", "A3", 1, Provenance.DECLARED)
+        >>> guess = Observation("gate", "B12", 3, Provenance.DECLARED, op=Op.UNSURE)
+        >>> hedged_turns(register((firm, guess)))
+        frozenset({1})
+        >>> settled = Observation("gate", "B12", 5, Provenance.DECLARED)
+        >>> hedged_turns(register((firm, guess, settled)))
+        frozenset()
+    """
+    chains: dict[str, list[Entry]] = {}
+    for entry in register.history:
+        chains.setdefault(entry.slot, []).append(entry)
+    kept = set()
+    for entries in chains.values():
+        if not (entries[-1].live and entries[-1].unsure):
+            continue
+        for entry in reversed(entries[:-1]):
+            if entry.superseded_by is None:  # revoked: nothing firm stands behind the guess
+                break
+            if not entry.unsure:
+                kept.add(max(entry.supports))
+                break
+    return frozenset(kept)
 
 
 def retirement_violations(register: Register, proposed) -> list[Violation]:

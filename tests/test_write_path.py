@@ -584,3 +584,17 @@ def test_text_a_user_put_between_the_protocol_markers_survives_a_recompile():
     twice, _ = compile_(once, teach_protocol=True)
     assert once[0]["content"].endswith(note) and twice[0]["content"].endswith(note)
     assert twice[0]["content"].count("Tracked slots") == 1
+
+
+def test_the_turn_that_said_a_firm_value_stays_while_only_a_guess_replaces_it():
+    firm = asst("Seat is set. " + block(**{"assert": {"cabin_class": "economy"}}))
+    guess = asst("Maybe upgraded. " + block(unsure={"cabin_class": "business"}))
+    settle = asst("Confirmed. " + block(**{"assert": {"cabin_class": "business"}}))
+    revoke = asst("Dropped. " + block(revoke=["cabin_class"]))
+    tail = [user("thanks"), asst("welcome"), user("bye")]
+    _, hedged = compile_([user("hi"), firm, user("ok"), guess, *tail])
+    _, settled = compile_([user("hi"), firm, user("ok"), guess, user("sure"), settle, *tail])
+    _, voided = compile_([user("hi"), firm, revoke, user("hm"), guess, *tail])
+    assert hedged["state"]["cabin_class"]["unsure"] is True
+    assert 1 not in hedged["retired_turn_indices"]
+    assert 1 in settled["retired_turn_indices"] and 1 in voided["retired_turn_indices"]
