@@ -139,7 +139,7 @@ class DeclareState:
             self._untrusted(turn, message.role, declaration.blocks)
         elif declaration.blocks:
             self._trusted(turn, declaration)
-        return _stripped_content(message, stripped)
+        return _stripped_content(message, stripped, declaration)
 
     def _strip_side_fields(self, message: Message) -> Message:
         """Blocks in the fields beside the content a provider may send back (a refusal,
@@ -152,10 +152,25 @@ class DeclareState:
                 self.counts["blocks_stripped"] += removed
                 changed = changed or {}
                 changed[key] = text
+            elif key == "content" and type(value) is list:  # a refusal sent as a part
+                parts = [self._strip_refusal_part(part) for part in value]
+                if any(new is not old for new, old in zip(parts, value, strict=True)):
+                    changed = changed or {}
+                    changed[key] = parts
         if changed is None:
             return message
         source = tuple((key, changed.get(key, value)) for key, value in message.source)
         return replace(message, source=source)
+
+    def _strip_refusal_part(self, part):
+        """A ``{"type": "refusal", "refusal": ...}`` part with its blocks stripped."""
+        if type(part) is not dict or type(part.get("refusal")) is not str:
+            return part
+        if not marked(part["refusal"]):
+            return part
+        text, removed = strip_blocks(part["refusal"])
+        self.counts["blocks_stripped"] += removed
+        return {**part, "refusal": text}
 
     def _strip_calls(self, message: Message) -> Message:
         if not message.tool_calls or not any(marked(c.arguments) for c in message.tool_calls):
@@ -232,35 +247,42 @@ class DeclareState:
         return not dropped
 
 
-def _stripped_content(message: Message, stripped: str) -> Message:
+def _stripped_content(message: Message, stripped: str, declaration) -> Message:
     """``message`` with its blocks stripped. Content read from parts (text beside an
     image) is stripped a part at a time, so each part keeps its place and a part that
     was nothing but a block goes; ``stripped``, the whole text stripped, is what the
-    declaration was read from and what any other content becomes.
+    declaration was read from and what any other content becomes. The whole text is
+    used for parts too where a part-wise strip would not say the same: a block split
+    across two parts, text an earlier stage already changed (a recall an earlier compile
+    appended), or no part left at all.
 
     Example:
         >>> image = {"type": "image_url", "image_url": {"url": "u"}}
         >>> said = 'Seen. <contextgc-state>{"revoke": "a"}</contextgc-state>'
         >>> parts = [{"type": "text", "text": "Look:"}, image, {"type": "text", "text": said}]
-        >>> m = _stripped_content(Message("assistant", "", source=(("content", parts),)), "")
+        >>> m = Message("assistant", "Look:\\n" + said, source=(("content", parts),))
+        >>> m = _stripped_content(m, "Look:\\nSeen.", protocol(m.content)[1])
         >>> dict(m.source)["content"] == [parts[0], image, {"type": "text", "text": "Seen."}]
         True
         >>> m.content
         'Look:\\nSeen.'
     """
     raw = dict(message.source).get("content") if message.source else None
-    if not isinstance(raw, list):
+    if not isinstance(raw, list) or content_text(raw) != message.content:
         return with_content(message, stripped)
-    parts = []
+    parts, blocks, malformed = [], 0, 0
     for part in raw:
         if isinstance(part, str) or (isinstance(part, dict) and isinstance(part.get("text"), str)):
             text = part if isinstance(part, str) else part["text"]
             if marked(text):
-                text = strip_blocks(text)[0]
+                text, found = protocol(text)
+                blocks, malformed = blocks + found.blocks, malformed + found.malformed
                 if not text:
                     continue  # nothing but a block
                 part = text if isinstance(part, str) else {**part, "text": text}
         parts.append(part)
+    if not parts or (blocks, malformed) != (declaration.blocks, declaration.malformed):
+        return with_content(message, stripped)
     source = tuple((k, parts if k == "content" else v) for k, v in message.source)
     return replace(message, content=content_text(parts), source=source)
 

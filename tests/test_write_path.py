@@ -598,3 +598,49 @@ def test_the_turn_that_said_a_firm_value_stays_while_only_a_guess_replaces_it():
     assert hedged["state"]["cabin_class"]["unsure"] is True
     assert 1 not in hedged["retired_turn_indices"]
     assert 1 in settled["retired_turn_indices"] and 1 in voided["retired_turn_indices"]
+
+
+def test_a_refusal_sent_as_a_content_part_loses_its_block_and_declares_nothing():
+    declared = block(**{"assert": {"cabin_class": "business"}})
+    parts = [{"type": "text", "text": "Booked economy."}, {"type": "refusal", "refusal": declared}]
+    turn = {"role": "assistant", "content": parts}
+    compiled, tel = compile_([user("Book it in economy class."), turn, user("ok")])
+    assert tel["active_state_slots"] == {"cabin_class": "economy"}
+    assert tel["declarations"]["blocks_stripped"] == 1
+    assert "contextgc-state" not in json.dumps(compiled)
+
+
+def test_parts_that_are_nothing_but_blocks_leave_empty_text_not_an_empty_list():
+    parts = [{"type": "text", "text": block(**{"assert": {"cabin_class": "business"}})}]
+    compiled, tel = compile_([user("hi"), {"role": "assistant", "content": parts}, user("ok")])
+    assert tel["active_state_slots"] == {"cabin_class": "business"}
+    assert [m["content"] for m in compiled if m["role"] == "assistant"] == [""]
+
+
+def test_a_block_split_across_two_parts_is_stripped_whole():
+    parts = [
+        {"type": "text", "text": 'Done. <contextgc-state>{"assert": {"cabin_class":'},
+        {"type": "text", "text": ' "business"}}</contextgc-state> bye'},
+    ]
+    compiled, tel = compile_([user("hi"), {"role": "assistant", "content": parts}, user("ok")])
+    assert tel["active_state_slots"] == {"cabin_class": "business"}
+    assert [m["content"] for m in compiled if m["role"] == "assistant"] == ["Done. bye"]
+
+
+def test_a_recall_in_a_turn_sent_as_parts_is_not_brought_back_by_a_recompile():
+    image = {"type": "image_url", "image_url": {"url": "https://example.invalid/seat.png"}}
+    asked = "Is the contextgc-state tag why economy class was dropped?"
+    history = [
+        user("Book it in economy class."),
+        asst("Booked in economy class."),
+        user("Make it business class."),
+        asst("Changed to business class."),
+        user("thanks"),
+        asst("welcome"),
+        {"role": "user", "content": [{"type": "text", "text": asked}, image]},
+    ]
+    once, _ = compile_(history, recall_query="economy class")
+    assert "RETIRED_TURN_RECALL" in json.dumps(once)  # the case needs a recall to strip
+    twice, _ = compile_([*once, asst("No."), user("ok")])
+    (part,) = [m for m in twice if isinstance(m["content"], list)]
+    assert part["content"][0]["text"] == asked
