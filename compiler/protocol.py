@@ -514,10 +514,11 @@ def _load(body: str):
 
 def _merge(found: list[_Found]) -> Declaration:
     """Parse each block and merge them, in order, as if each were applied after the one
-    before: a later value wins, revokes are a union, and a block's revoke voids what an
-    earlier block asserted or marked unsure for that slot (the register applies a turn's
-    revokes before its asserts, which is right only within one block). A pin is left to
-    stand, as it would against a revoke in a later turn.
+    before: a later value wins, revokes are a union, a block's revoke voids what an
+    earlier block asserted or marked unsure for that slot, and its unsure voids what an
+    earlier block asserted (the register applies a turn's revokes, then its unsures,
+    before its asserts, which is right only within one block). A pin is left to stand,
+    as it would against a revoke or a guess in a later turn.
 
     Example:
         >>> a = _Found(0, '{"assert": {"city": "Oslo"}}')
@@ -543,6 +544,8 @@ def _merge(found: list[_Found]) -> Declaration:
         for key in ops.get("revoke", ()):  # voids earlier blocks, then this block's own
             tables["assert"].pop(key, None)
             tables["unsure"].pop(key, None)
+        for key in ops.get("unsure", ()):  # a later guess replaces an earlier assert
+            tables["assert"].pop(key, None)
         for op, entries in ops.items():
             if op == "revoke":
                 revokes.update(dict.fromkeys(entries))

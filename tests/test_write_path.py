@@ -175,6 +175,19 @@ def test_a_revoke_in_a_later_block_of_the_turn_voids_an_earlier_blocks_assert():
     assert tel["active_state_slots"] == {"cabin_class": "first"}
 
 
+def test_a_guess_in_a_later_block_of_the_turn_replaces_an_earlier_blocks_assert():
+    said_then_hedged = block(**{"assert": {"cabin_class": "economy"}}) + " Hm. "
+    said_then_hedged += block(unsure={"cabin_class": "business"})
+    _, one_turn = compile_([asst(said_then_hedged), user("ok")])
+    hedged_then_said = block(unsure={"cabin_class": "business"}) + " Checked. "
+    hedged_then_said += block(**{"assert": {"cabin_class": "economy"}})
+    _, settled = compile_([asst(hedged_then_said), user("ok")])
+    assert one_turn["active_state_slots"] == {"cabin_class": "business"}
+    assert one_turn["state"]["cabin_class"]["unsure"] is True
+    assert settled["active_state_slots"] == {"cabin_class": "economy"}
+    assert settled["state"]["cabin_class"]["unsure"] is False
+
+
 def test_an_unsure_value_is_surfaced_and_flagged_in_the_header():
     messages = [asst(block(unsure={"cabin_class": "business"})), user("ok")]
     compiled, tel = compile_(messages)
