@@ -35,7 +35,7 @@ def strip_blocks_in_arguments(arguments: str) -> tuple[str, int]:
         ('{"note": "hi"}', 1)
         >>> strip_blocks_in_arguments('{"n": 1.10, "contextgc-state": {}, "n": 1e400}')
         ('{"n": 1.10, "n": 1e400}', 1)
-        >>> strip_blocks_in_arguments('{"pattern": "contextgc-state {}", "b": 1}')
+        >>> strip_blocks_in_arguments('{"pattern": "<contextgc-state {}", "b": 1}')
         ('{"pattern": "", "b": 1}', 1)
     """
     if MARK not in arguments.lower():
