@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from compiler.classify import Kind
+from compiler.extract import Provenance
 from compiler.register import REVOKED_SLOT, Entry, Register, value_key
 
 KEEP_LAST = 2
@@ -147,17 +148,22 @@ def hedged_turns(register: Register) -> frozenset[int]:
     that declares "maybe gate B12" has not taken back "gate A3", and with the turn that said
     A3 retired the model would see only the guess. The latest turn to say that value is
     kept while the unsure value stands; a declaration that settles it, or a revoke, lets
-    the turn go. A revoke between the two ends the chain: the firm value was voided.
+    the turn go. A revoke between the two ends the chain: the firm value was voided. A
+    turn that only declared the firm value is not kept: its block was stripped, so it
+    shows nothing of the value.
 
     Example:
         >>> from compiler.extract import Observation, Op, Provenance
         >>> from compiler.register import register
-        >>> firm = Observation("gate", "A3", 1, Provenance.DECLARED)
+        >>> firm = Observation("gate", "A3", 1)
         >>> guess = Observation("gate", "B12", 3, Provenance.DECLARED, op=Op.UNSURE)
         >>> hedged_turns(register((firm, guess)))
         frozenset({1})
         >>> settled = Observation("gate", "B12", 5, Provenance.DECLARED)
         >>> hedged_turns(register((firm, guess, settled)))
+        frozenset()
+        >>> declared = Observation("gate", "A3", 1, Provenance.DECLARED)
+        >>> hedged_turns(register((declared, guess)))
         frozenset()
     """
     chains: dict[str, list[Entry]] = {}
@@ -171,9 +177,18 @@ def hedged_turns(register: Register) -> frozenset[int]:
             if entry.superseded_by is None:  # revoked: nothing firm stands behind the guess
                 break
             if not entry.unsure:
-                kept.add(max(entry.supports))
+                # a turn that only declared the value shows nothing of it: its block is gone
+                shown = [t for t in entry.supports if not _declared_at(entry, t)]
+                if shown:
+                    kept.add(max(shown))
                 break
     return frozenset(kept)
+
+
+def _declared_at(entry: Entry, turn: int) -> bool:
+    """Whether ``turn`` is where ``entry`` was declared: the turn that gave it its
+    provenance (``register`` moves an entry's ``turn`` to its strongest source)."""
+    return entry.provenance is Provenance.DECLARED and turn == entry.turn
 
 
 def retirement_violations(register: Register, proposed) -> list[Violation]:

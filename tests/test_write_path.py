@@ -600,17 +600,20 @@ def test_text_a_user_put_between_the_protocol_markers_survives_a_recompile():
 
 
 def test_the_turn_that_said_a_firm_value_stays_while_only_a_guess_replaces_it():
-    firm = asst("Seat is set. " + block(**{"assert": {"cabin_class": "economy"}}))
+    said = user("Book it in economy class.")
     guess = asst("Maybe upgraded. " + block(unsure={"cabin_class": "business"}))
     settle = asst("Confirmed. " + block(**{"assert": {"cabin_class": "business"}}))
     revoke = asst("Dropped. " + block(revoke=["cabin_class"]))
+    declared = asst("Seat is set. " + block(**{"assert": {"cabin_class": "economy"}}))
     tail = [user("thanks"), asst("welcome"), user("bye")]
-    _, hedged = compile_([user("hi"), firm, user("ok"), guess, *tail])
-    _, settled = compile_([user("hi"), firm, user("ok"), guess, user("sure"), settle, *tail])
-    _, voided = compile_([user("hi"), firm, revoke, user("hm"), guess, *tail])
+    compiled, hedged = compile_([user("hi"), said, asst("ok"), guess, *tail])
+    _, settled = compile_([user("hi"), said, asst("ok"), guess, user("sure"), settle, *tail])
+    _, voided = compile_([user("hi"), said, revoke, user("hm"), guess, *tail])
+    _, only_declared = compile_([user("hi"), declared, user("ok"), guess, *tail])
     assert hedged["state"]["cabin_class"]["unsure"] is True
-    assert 1 not in hedged["retired_turn_indices"]
+    assert 1 not in hedged["retired_turn_indices"] and "economy class" in json.dumps(compiled)
     assert 1 in settled["retired_turn_indices"] and 1 in voided["retired_turn_indices"]
+    assert 1 in only_declared["retired_turn_indices"]  # its stripped block showed nothing
 
 
 def test_a_refusal_sent_as_a_content_part_loses_its_block_and_declares_nothing():
