@@ -224,20 +224,21 @@ _INSTRUCTION_LINES = (
     "Values are plain strings, never null, objects or lists. Declare only what "
     "changed this turn; if nothing changed, emit no block.",
 )
-# Exactly what ``render_instruction`` writes, and the blank lines after it: only the slot
-# list and the example's slot vary. Text a user put between the two markers is not ours.
+# Exactly what ``render_instruction`` writes, and the blank lines after it (a client may
+# have turned its line breaks into CRLF): only the slot list and the example's slot vary.
+# Text a user put between the two markers is not ours.
 INSTRUCTION = re.compile(
-    "\n".join(
+    r"\r?\n".join(
         (
             re.escape(INSTRUCTION_START),
-            re.escape(_SLOTS_LEAD) + r"[^\n]+\.",
+            re.escape(_SLOTS_LEAD) + r"[^\r\n]+\.",
             re.escape(_INSTRUCTION_LINES[0]),
-            r'<contextgc-state>\{"assert":\{"[^\n]*":"\.\.\."\}\}</contextgc-state>',
+            r'<contextgc-state>\{"assert":\{"[^\r\n]*":"\.\.\."\}\}</contextgc-state>',
             *map(re.escape, _INSTRUCTION_LINES[1:]),
             re.escape(INSTRUCTION_END),
         )
     )
-    + r"\n*"
+    + r"(?:\r?\n)*"
 )
 
 

@@ -660,3 +660,12 @@ def test_a_recall_in_a_turn_sent_as_parts_is_not_brought_back_by_a_recompile():
     twice, _ = compile_([*once, asst("No."), user("ok")])
     (part,) = [m for m in twice if isinstance(m["content"], list)]
     assert part["content"][0]["text"] == asked
+
+
+def test_a_taught_instruction_whose_line_breaks_became_crlf_is_still_ours():
+    messages = [{"role": "system", "content": "Be brief."}, user("hi"), asst("hello")]
+    once, _ = compile_(messages, teach_protocol=True)
+    once[0]["content"] = once[0]["content"].replace("\n", "\r\n")
+    twice, tel = compile_(once, teach_protocol=True)
+    assert json.dumps(twice).count("[STATE_PROTOCOL]") == 1
+    assert tel["declarations"]["blocks_in_untrusted_roles"] == 0
