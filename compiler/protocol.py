@@ -25,7 +25,9 @@ Decisions, each pinned by a test:
   mistake. The bare name before an object (``the contextgc-state {...} block``) is
   prose, unless a closing tag follows the object.
 - A stray closing tag, or a self-closing ``<contextgc-state/>``, is stripped and is
-  not a block. A tag inside a JSON string of the block's value is text of the value.
+  not a block. A tag inside a JSON string of the block's value does not cut the
+  block (up to four opening tags in one value); the entry whose value holds it is
+  dropped, so no tag reaches the state header.
 - A code fence left empty by stripping, or left unbalanced because a fence
   marker sat inside the block, is removed.
 - Stripping repeats until nothing is left that a later compile would parse, so
@@ -72,6 +74,7 @@ _TAG = re.compile(
     re.IGNORECASE | re.ASCII,
 )
 _WORD = re.compile(MARK, re.IGNORECASE | re.ASCII)
+_VALUE_TAG = re.compile(r"<\s*/?\s*contextgc-state\s*/?\s*>", re.IGNORECASE | re.ASCII)
 _TAG_MARKS = frozenset('<">:')  # one of them makes the name a tag typed wrong, not prose
 _SPACE = re.compile(r"\s*")
 _FENCE_RUN = re.compile(r"`{3,}")
@@ -311,28 +314,39 @@ def _scan(text: str) -> tuple[list[tuple[int, int]], list[_Found]]:
 
 
 def _outside_values(text: str, tokens: list[re.Match]) -> list[re.Match]:
-    """The tags, less any inside the JSON value that follows an opening tag: a closing
-    tag written inside a string (``{"assert": {"note": "</contextgc-state>"}}``) is
-    text of the value, and pairing with it would cut the block in two. A value is read
-    only up to the next opening tag, so each stretch of text is decoded once at most,
-    and only where more than one tag lies before that next opening tag."""
+    """The tags, less any inside the JSON value that follows an opening tag: a tag
+    written inside a string (``{"assert": {"note": "</contextgc-state>"}}``) is text of
+    the value, and pairing with it would cut the block in two. A value is read up to the
+    next opening tag; where it does not end before one, up to the one after, at most
+    ``_INNER_OPENS`` times, so each stretch of text is decoded a bounded number of times.
+
+    Example:
+        >>> note = '<contextgc-state>{"a": "<contextgc-state>"}</contextgc-state>'
+        >>> [t.lastgroup for t in _outside_values(note, list(_TAG.finditer(note)))]
+        ['open', 'close']
+    """
     kept: list[re.Match] = []
     i, n = 0, len(tokens)
     while i < n:
         m = tokens[i]
         kept.append(m)
         i += 1
-        if m.lastgroup != "open":
-            continue
-        j = i
-        while j < n and tokens[j].lastgroup != "open":
+        if m.lastgroup != "open" or i == n:
+            continue  # (nothing follows the opening tag that could be inside its value)
+        j, end = i, None
+        for _ in range(_INNER_OPENS + 1):
+            while j < n and tokens[j].lastgroup != "open":
+                j += 1
+            end = _json_end(text, m.end(), tokens[j].start() if j < n else len(text))
+            if end is not None or j == n:
+                break
             j += 1
-        if j - i < 2:
-            continue  # one closing tag at most: nothing it could be mistaken for
-        end = _json_end(text, m.end(), tokens[j].start() if j < n else len(text))
         while end is not None and i < n and tokens[i].start() < end:
             i += 1
     return kept
+
+
+_INNER_OPENS = 4  # opening tags a block's value may hold in its strings
 
 
 def _unterminated(text, openers, limits, spans, found) -> None:
@@ -641,6 +655,10 @@ def _value(item, where: str, notes: list[str]) -> str:
     value = " ".join(_SURROGATE.sub("\ufffd", str(item)).split())
     if not value:
         notes.append(f"{where} is empty; dropped")
+    elif MARK in value.lower() and _VALUE_TAG.search(value):
+        # shown in the header, the tag would be read back as markup, or copied
+        notes.append(f"{where} holds a {MARK} tag; dropped")
+        return ""
     elif len(value) > MAX_DECLARED_CHARS:
         notes.append(f"{where} cut from {len(value)} to {MAX_DECLARED_CHARS} characters")
         value = value[:MAX_DECLARED_CHARS].rstrip()

@@ -320,16 +320,17 @@ def test_it_leaves_the_bare_tag_name_before_an_object_in_prose_alone():
     assert (stripped, d.blocks, d.malformed, d.asserts) == ("Ok. Next.", 1, 1, ())
 
 
-def test_a_closing_tag_inside_a_value_is_text_of_the_value_not_the_end_of_the_block():
+def test_a_closing_tag_inside_a_value_does_not_end_the_block_and_its_entry_is_dropped():
     value = "wrap it in </contextgc-state> tags"
-    text = "Noted. " + block({"assert": {"note": value}}) + " Next."
+    text = "Noted. " + block({"assert": {"note": value, "seat": "12A"}}) + " Next."
     stripped, d = protocol(text)
     assert (stripped, d.asserts, d.blocks, d.malformed) == (
         "Noted. Next.",
-        (("note", value),),
+        (("seat", "12A"),),
         1,
         0,
     )
+    assert d.problems == ("block 1: assert.'note' holds a contextgc-state tag; dropped",)
 
 
 def test_it_strips_a_stray_closing_tag_without_counting_a_block():
@@ -669,3 +670,19 @@ def test_real_capture_turns_read_as_expected(name, transcript, index, expected):
     asserts, malformed, problem = expected
     assert (d.asserts, d.malformed) == (asserts, malformed)
     assert problem in " ".join(d.problems)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["use <contextgc-state> tags", "use </contextgc-state> tags", "<contextgc-state>" * 3],
+)
+def test_a_tag_inside_a_value_neither_cuts_the_block_nor_reaches_the_state(value):
+    body = json.dumps({"assert": {"note": value, "seat": "12A"}})
+    closed = protocol("Noted. <contextgc-state>" + body + "</contextgc-state> Next.")
+    unclosed = protocol("Noted. <contextgc-state>" + body + " Next.")
+    assert (closed[0], closed[1].asserts, closed[1].malformed) == (
+        "Noted. Next.",
+        (("seat", "12A"),),
+        0,
+    )
+    assert (unclosed[0], unclosed[1].blocks, unclosed[1].malformed) == ("Noted. Next.", 1, 1)
