@@ -306,10 +306,37 @@ def _local_char(char: str) -> bool:
 
 
 def _cards(text: str) -> Iterator[re.Match]:
+    """Card numbers: each run of 13-19 digit groups, or where it fails the check, the
+    longest stretch of its whole groups that passes (a card followed by its CVV,
+    ``4111 1111 1111 1111 123``, or preceded by a short code).
+
+    Example:
+        >>> [m.group() for m in _cards("card 4111 1111 1111 1111 123, exp 12/27")]
+        ['4111 1111 1111 1111']
+    """
     for run in _DIGIT_RUN.finditer(text):
         for match in _CARD.finditer(text, run.start(), run.end()):
             if _luhn_valid(match.group()):
                 yield match
+                continue
+            inner = _inner_card(text, match.start(), match.end())
+            if inner is not None:
+                yield inner
+
+
+def _inner_card(text: str, start: int, end: int) -> re.Match | None:
+    """The longest stretch of whole digit groups, each of four digits or more, between
+    ``start`` and ``end`` that is a card number (groups part at a space or a dash)."""
+    cuts = [i for i in range(start, end) if text[i] in " -"]
+    firsts, lasts = [start, *(i + 1 for i in cuts)], [*cuts, end]
+    spans = [(a, b) for a in firsts for b in lasts if a < b and (a, b) != (start, end)]
+    for a, b in sorted(spans, key=lambda span: span[0] - span[1]):  # the longest first
+        if any(len(group) < 4 for group in re.split("[ -]", text[a:b])):
+            continue  # a card is written in groups of four or more
+        match = _CARD.fullmatch(text, a, b)
+        if match is not None and _luhn_valid(match.group()):
+            return match
+    return None
 
 
 def _luhn_valid(number: str) -> bool:

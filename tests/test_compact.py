@@ -7,6 +7,7 @@ Regenerate the golden files after a deliberate change of output, then read the d
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -453,6 +454,9 @@ def test_it_reports_consistent_counts():
         "Best before 2025-01-01",
         "contact jane.doe+x@example.co.uk",
         "card 4111 1111 1111 1111",
+        "card 4111 1111 1111 1111 123",  # the CVV after it: the 19 digits fail the check
+        "card: 4111111111111111 123 exp",
+        "ref 12 4111-1111-1111-1111",
         "DO NOT re-run the same failed edit command",
         "product recalled",
         "Contraindicated with aspirin",
@@ -467,6 +471,8 @@ def test_it_recognises_a_safety_signal(text):
     [
         "DeprecationWarning raised in adobe.py",
         "order 4111111111111112",  # fails the Luhn check: not a card number
+        "order 4111111111111112 123",  # nor with a short group after it
+        "1 2 3 4 5 6 7 8 9 1 2 3 4 5 6 7",  # groups shorter than a card's four digits
         "created 1700000000004",  # an epoch-millisecond timestamp: passes Luhn, no card network
         "item_id 8997785118, price 2674.4",
         "telephoned the unwarned criticality desk",
@@ -598,12 +604,41 @@ def full_scan(text: str) -> list[tuple[int, int]]:
     """What ``safety_spans`` must find: every match of a plain scan of the whole text."""
     spans = [m.span() for m in _SAFETY.finditer(text)]
     spans += [m.span() for m in _EMAIL.finditer(text)]
-    spans += [m.span() for m in _CARD.finditer(text) if _luhn_valid(m.group())]
+    spans += [card for m in _CARD.finditer(text) if (card := _card_in(m)) is not None]
     spans += [m.span() for m in _ID_NUMBER.finditer(text)]
     return sorted(spans)
 
 
-SCAN_PIECES = ["4111 1111 1111 1111", "Warning", "dob", "1990-01-01", " ", "x@y.io", "12345"]
+def _card_in(match) -> tuple[int, int] | None:
+    """The run itself if it passes the check, else its longest stretch of whole groups of
+    four digits or more that does (earliest first): every stretch is tried."""
+    if _luhn_valid(match.group()):
+        return match.span()
+    tokens = re.split(r"([ -])", match.group())  # digit groups and the marks between them
+    found = []
+    for i in range(0, len(tokens), 2):
+        for j in range(i, len(tokens), 2):
+            groups = tokens[i : j + 1 : 2]
+            digits = "".join(groups)
+            stretch = "".join(tokens[i : j + 1])
+            if len(stretch) == len(match.group()) or min(map(len, groups)) < 4:
+                continue
+            if 13 <= len(digits) <= 19 and _luhn_valid(digits):
+                start = match.start() + len("".join(tokens[:i]))
+                found.append((-len(stretch), start, start + len(stretch)))
+    return min(found)[1:] if found else None
+
+
+SCAN_PIECES = [
+    "4111 1111 1111 1111",
+    "4111111111111111 123",
+    "Warning",
+    "dob",
+    "1990-01-01",
+    " ",
+    "x@y.io",
+    "12345",
+]
 SCAN_PIECES += ["-", "peanut", "İ", "update", "do not", "555", "(", ") ", ".", "+1 ", "٤٥"]
 
 
