@@ -120,7 +120,12 @@ def has_safety_signal(text: str) -> bool:
         >>> has_safety_signal("DeprecationWarning in adobe.py, 2024-05-12, v1.555.1234")
         False
     """
-    text = _unescaped(text)
+    if "\\" in text:  # read both ways: a JSON escape, or a backslash in a path
+        return any(map(_signal, _readings(text)))
+    return _signal(text)
+
+
+def _signal(text: str) -> bool:
     if _WORDS is not None and text.isascii():
         return _ascii_signal(text, _WORDS)
     return next(_spans(text), None) is not None
@@ -134,24 +139,37 @@ def safety_spans(text: str) -> Iterator[tuple[int, int]]:
         >>> list(safety_spans("mail a@b.co, no gluten"))
         [(16, 22), (5, 11)]
     """
-    return _spans(_unescaped(text))
+    if "\\" not in text:
+        return _spans(text)
+    return _union(_spans(reading) for reading in _readings(text))
+
+
+def _union(scans) -> Iterator[tuple[int, int]]:
+    seen = set()
+    for scan in scans:
+        for span in scan:
+            if span not in seen:
+                seen.add(span)
+                yield span
 
 
 _ESCAPED_SPACE = re.compile(r"\\[nrt]")
 
 
-def _unescaped(text: str) -> str:
-    r"""``text`` with JSON's whitespace escapes (``\n``, ``\r``, ``\t``, a backslash and a
-    letter) read as spaces, two for two, so offsets stay true: a row's compact JSON
-    writes a wrapped "Do / not exceed" as ``Do\nnot exceed``.
+def _readings(text: str) -> tuple[str, str]:
+    r"""The two ways a text with backslashes is read, each as long as ``text``, so offsets
+    stay true: JSON's whitespace escapes (``\n``, ``\r``, ``\t``) as two spaces, since a
+    row's compact JSON writes a wrapped "Do / not exceed" as ``Do\nnot exceed``; and
+    every backslash as a space, since in a path (``C:\data\recalls``) or an escaped
+    backslash the letter after it begins a word.
 
     Example:
-        >>> _unescaped('{"note": "Do\\nnot exceed"}')
-        '{"note": "Do  not exceed"}'
+        >>> _readings('Do\\nnot exceed')
+        ('Do  not exceed', 'Do nnot exceed')
+        >>> _readings('C:\\data\\nuts.csv')
+        ('C:\\data  uts.csv', 'C: data nuts.csv')
     """
-    if "\\" not in text:
-        return text
-    return _ESCAPED_SPACE.sub("  ", text)
+    return _ESCAPED_SPACE.sub("  ", text), text.replace("\\", " ")
 
 
 def segments_touched(text: str, starts: Sequence[int]) -> list[bool]:

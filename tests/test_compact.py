@@ -7,7 +7,6 @@ Regenerate the golden files after a deliberate change of output, then read the d
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -16,13 +15,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from compiler.compact import (
-    _CARD,
-    _EMAIL,
     _SAFETY,
     _WORDS,
     HEAD_ROWS,
     Compacted,
-    _luhn_valid,
     compact,
     has_safety_signal,
     safety_spans,
@@ -38,7 +34,7 @@ from compiler.compact_json import (
 )
 from compiler.compact_text import PIECE_CHARS
 from compiler.jsonio import dumps, escape_surrogates
-from compiler.safety import _ID_NUMBER
+from tests.safety_scan import full_scan
 
 FIXTURES = Path(__file__).parent / "fixtures" / "compact"
 TOOL_NAMES = {
@@ -457,6 +453,9 @@ def test_it_reports_consistent_counts():
         "card 4111 1111 1111 1111 123",  # the CVV after it: the 19 digits fail the check
         "card: 4111111111111111 123 exp",
         "ref 12 4111-1111-1111-1111",
+        r"C:\data\recalls\2024.csv",  # a backslash before r, n or t is not an escape here
+        r"D:\food\nuts.txt",
+        r'{"file": "C:\\lab\\toxic\\x.txt"}',  # an escaped backslash in JSON
         "DO NOT re-run the same failed edit command",
         "product recalled",
         "Contraindicated with aspirin",
@@ -598,35 +597,6 @@ def test_it_always_keeps_every_line_a_wrapped_safety_phrase_touches(lines, padde
         touched = text[text.rfind("\n", 0, start) + 1 : len(text) if stop < 0 else stop]
         for line in touched.split("\n"):
             assert len(line) > PIECE_CHARS or line in result.text
-
-
-def full_scan(text: str) -> list[tuple[int, int]]:
-    """What ``safety_spans`` must find: every match of a plain scan of the whole text."""
-    spans = [m.span() for m in _SAFETY.finditer(text)]
-    spans += [m.span() for m in _EMAIL.finditer(text)]
-    spans += [card for m in _CARD.finditer(text) if (card := _card_in(m)) is not None]
-    spans += [m.span() for m in _ID_NUMBER.finditer(text)]
-    return sorted(spans)
-
-
-def _card_in(match) -> tuple[int, int] | None:
-    """The run itself if it passes the check, else its longest stretch of whole groups of
-    four digits or more that does (earliest first): every stretch is tried."""
-    if _luhn_valid(match.group()):
-        return match.span()
-    tokens = re.split(r"([ -])", match.group())  # digit groups and the marks between them
-    found = []
-    for i in range(0, len(tokens), 2):
-        for j in range(i, len(tokens), 2):
-            groups = tokens[i : j + 1 : 2]
-            digits = "".join(groups)
-            stretch = "".join(tokens[i : j + 1])
-            if len(stretch) == len(match.group()) or min(map(len, groups)) < 4:
-                continue
-            if 13 <= len(digits) <= 19 and _luhn_valid(digits):
-                start = match.start() + len("".join(tokens[:i]))
-                found.append((-len(stretch), start, start + len(stretch)))
-    return min(found)[1:] if found else None
 
 
 SCAN_PIECES = [
@@ -1050,3 +1020,10 @@ def test_an_agents_reply_shaped_like_tool_output_is_not_read_for_facts_either():
     compiled, tel = compile_messages(messages, schema=load_schema("logistics"))
     assert tel["active_state_slots"] == {"delivery_address": "45 Elm Road"}
     assert messages[3]["content"] in [m["content"] for m in compiled]  # not compacted
+
+
+def test_a_listing_of_windows_paths_keeps_the_one_a_safety_term_names():
+    lines = [f"C:\\repo\\src\\mod{i}.py" for i in range(40)]
+    lines[30] = "C:\\repo\\recalls\\lot7_notice.txt"
+    result = compact("\n".join(lines))
+    assert "truncated=true" in result.text and lines[30] in result.text

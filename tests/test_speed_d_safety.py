@@ -9,8 +9,6 @@ from hypothesis import strategies as st
 
 from compiler.prefilter import ascii_letters, fold
 from compiler.safety import (
-    _CARD,
-    _EMAIL,
     _ID_NUMBER,
     _LETTERS,
     _SAFETY,
@@ -19,22 +17,11 @@ from compiler.safety import (
     _WORDS,
     _as_bytes,
     _id_shaped,
-    _luhn_valid,
     _term_starts,
-    _unescaped,
     has_safety_signal,
     safety_spans,
 )
-
-
-def full_scan(text: str) -> list[tuple[int, int]]:
-    """Every match a plain scan of the text (its JSON escapes read as spaces) finds."""
-    text = _unescaped(text)
-    spans = [m.span() for m in _SAFETY.finditer(text)]
-    spans += [m.span() for m in _EMAIL.finditer(text)]
-    spans += [m.span() for m in _CARD.finditer(text) if _luhn_valid(m.group())]
-    spans += [m.span() for m in _ID_NUMBER.finditer(text)]
-    return sorted(spans)
+from tests.safety_scan import full_scan
 
 
 def _spellings() -> list[str]:
