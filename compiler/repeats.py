@@ -299,7 +299,7 @@ def write_pointers(value: dict, written: str, rest: str, turns: tuple) -> str | 
     it) written back with each key of ``turns`` (key, turn pairs) holding ``"[same as turn
     N]"``: the turn of an earlier payload that shows the same value. None when it cannot be
     written back as it was read (a number a float would change, a key given twice, an
-    escape).
+    escape), or when what it writes is no shorter.
 
     Example:
         >>> address = {"street": "1 Elm Street", "city": "Austin", "zip": "73301-0001"}
@@ -308,6 +308,9 @@ def write_pointers(value: dict, written: str, rest: str, turns: tuple) -> str | 
         '{"id":"U1","address":"[same as turn 4]"}'
         >>> twice = '{"id": "U0", ' + json.dumps(user)[1:]  # a key given twice
         >>> write_pointers(json.loads(twice), twice, "", (("address", 4),)) is None
+        True
+        >>> big = '{"id": "U1", "n": [1E15, 2E15, 3E15], "address": {"zip": "7"}}'
+        >>> write_pointers(json.loads(big), big, "", (("address", 4),)) is None
         True
     """
     if "\\u" in written or not exact_numbers(written):
@@ -319,6 +322,6 @@ def write_pointers(value: dict, written: str, rest: str, turns: tuple) -> str | 
     # ``written`` does; those are the ones ``text`` holds and the ones of the values it
     # points away from (a pointer holds none), found without writing the whole again.
     colons = text.count(":") + sum(dumps(value[key]).count(":") for key, _ in turns)
-    if colons != written.count(":"):
-        return None
+    if colons != written.count(":") or len(text) >= len(written):
+        return None  # (written back, numbers can grow: 1E15 as 1000000000000000.0)
     return text + rest

@@ -264,3 +264,15 @@ def test_every_prefix_gives_the_same_bytes_with_the_history_cache_as_without():
             fresh = compile_messages(history[:end], schema=schema, cache=False)
             cached[1].pop("compile_time_ms"), fresh[1].pop("compile_time_ms")
             assert json.dumps(cached) == json.dumps(fresh), end
+
+
+def test_it_points_at_nothing_where_writing_the_payload_back_would_make_it_longer():
+    # 1E15 written back by a float is 1000000000000000.0: the pointer would cost more
+    numbers = ", ".join(f'"k{i}": 1E15' for i in range(15))
+    order = '{"order_id": "#W1", "address": ' + json.dumps(ADDRESS) + ', "m": {' + numbers + "}}"
+    history = _shop(("get_user_details", USER))
+    history[-1:-1] = [_call("c9", "get_order_details", {"n": 9})]
+    history.insert(-1, {"role": "tool", "tool_call_id": "c9", "content": order})
+    out, tel = _compile(history, schema=LOGISTICS)
+    assert _texts(out)[4] == order
+    assert all(c["chars_after"] < c["chars_before"] for c in tel["compacted_payloads"])
