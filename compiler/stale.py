@@ -31,7 +31,7 @@ from compiler.messages import Message
 from compiler.safety import has_safety_signal, safety_spans
 
 FILE_VIEW = re.compile(r"^\[File: (.+?) \(\d+ lines total\)\]", re.MULTILINE)
-_NUMBERED_LINE = re.compile(r"^(\d+):", re.MULTILINE)
+_NUMBERED_LINE = re.compile(r"^(\d{1,9}):", re.MULTILINE)  # (a line number, not any digits)
 _CURRENT_DIRECTORY = re.compile(r"^\(Current directory: ([^\n)]+)\)", re.MULTILINE)
 # SWE-agent's answer to an edit its linter refused: the window shows the edit as it
 # would have looked, not the file, and the lint errors come first

@@ -378,3 +378,16 @@ def test_a_stale_notice_counts_the_lines_a_reader_would_see(tail, lines):
 
     text = "x" * 300 + tail  # long enough that the notice is shorter than the text
     assert f"({lines} lines, {len(text)} chars" in elide(text, replaced_by=3, key="k").text
+
+
+def test_a_file_view_with_a_line_number_of_thousands_of_digits_compiles():
+    view = "[File: /a.py (3 lines total)]\n" + "7" * 4301 + ":x\n"
+    call = {"id": "c1", "type": "function", "function": {"name": "open", "arguments": "{}"}}
+    messages = [
+        {"role": "user", "content": "open it"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": view},
+        {"role": "assistant", "content": "done"},
+    ]
+    out, _ = compiler.compile_messages(messages, cache=False)
+    assert out[2]["content"] == view
