@@ -329,9 +329,15 @@ def _label(path: tuple[str | int, ...], tool_name: str | None) -> str:
 def _summarise(
     found: _Collection, rest: str | None, label: str, head_rows: int, signal: Callable[[str], bool]
 ) -> JsonSummary:
-    """The collection as a header and its kept rows, after ``rest``, the fields around it."""
+    """The collection as a header and its kept rows, after ``rest``, the fields around it.
+    Every row of a collection whose name carries a safety signal is a safety row, as a
+    stale read's record rows, written with their field's name, are."""
     total = len(found.node)
-    if signal(found.text):
+    named = next((step for step in reversed(found.path) if isinstance(step, str)), "")
+    if named and signal(named):  # "recalled_items", "allergens": each row is one of them
+        kept_rows = list(found.rows)
+        written, safety = [_row_text(found.kind, row) for row in kept_rows], len(kept_rows)
+    elif signal(found.text):
         kept_rows, written, safety = _keep(found.kind, found.rows, head_rows, signal)
     else:  # the collection, so every row of it, carries no signal: the head rows are kept
         kept_rows = _head_rows(found, head_rows)

@@ -1027,3 +1027,12 @@ def test_a_listing_of_windows_paths_keeps_the_one_a_safety_term_names():
     lines[30] = "C:\\repo\\recalls\\lot7_notice.txt"
     result = compact("\n".join(lines))
     assert "truncated=true" in result.text and lines[30] in result.text
+
+
+def test_every_row_of_a_collection_named_for_a_safety_signal_is_kept():
+    items = [{"sku": f"SKU-{i:03d}", "lot": f"L{i}"} for i in range(12)]
+    named = compact(json.dumps({"order_id": "O1", "recalled_items": items}))
+    plain = compact(json.dumps({"order_id": "O1", "items": items}))
+    assert "[recalled_items: 12 rows]" in named.text and named.safety_rows_kept == 12
+    assert "SKU-011" in named.text
+    assert "omitted (truncated=true)" in plain.text and "SKU-011" not in plain.text
