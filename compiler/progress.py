@@ -527,7 +527,7 @@ class Progress:
         shown = later if number is None else number(later)
         if (index, shown) not in self.elided:
             text = self.clean[index].content
-            if key.startswith("record "):
+            if key.startswith("record ") or _JSON_ARRAY.match(text):
                 later_text = self.clean[later].content
                 result = elide_record(
                     text, later_text, replaced_by=shown, key=key, memo=self.decoded
@@ -540,6 +540,8 @@ class Progress:
 
 
 _JSON_START = re.compile(r"\s*[\[{]")
+# a JSON array (not a "[File: ...]" header): its rows are its elements (``elide_record``)
+_JSON_ARRAY = re.compile(r'\s*\[\s*[\[{"\]\d-]')
 _NO_STATUS = (None, None)
 
 

@@ -400,13 +400,18 @@ def record_rows(value: dict) -> list[str]:
     return rows
 
 
+def _rows(value: dict | list) -> list[str]:
+    return record_rows(value) if isinstance(value, dict) else [dumps(item) for item in value]
+
+
 def elide_record(
     text: str, later_text: str, *, replaced_by: int, key: str, memo: dict | None = None
 ) -> Compacted:
     r"""A record shown again later: a notice, with the safety rows the later one lacks.
 
     A row that the later payload repeats exactly is still in front of the model, so
-    only the safety rows it does not repeat need keeping here.
+    only the safety rows it does not repeat need keeping here. A JSON array's rows are
+    its elements, each kept whole, so a kept row says which item it is about.
 
     Example:
         >>> pax = '"pax": [{"dob": "1990"}, {"dob": "1991"}]'
@@ -423,14 +428,14 @@ def elide_record(
         old, new = decode_json(text, memo), decode_json(later_text, memo)
     except (ValueError, RecursionError):
         return elide(text, replaced_by=replaced_by, key=key)
-    if not isinstance(old, dict) or not isinstance(new, dict):
+    if not isinstance(old, dict | list):
         return elide(text, replaced_by=replaced_by, key=key)
-    rows, safety = record_rows(old), []
+    rows, safety = _rows(old), []
     # a row's signal is one of the rows joined (a line break ends every term, address and
     # card number as the end of the row does): most records have none, and then what the
     # later record repeats need not be asked
     if rows and has_safety_signal("\n".join(rows)):
-        repeated = set(record_rows(new))
+        repeated = set(_rows(new)) if isinstance(new, dict | list) else set()
         safety = [row for row in rows if row not in repeated and has_safety_signal(row)]
     what = f"{len(rows)} rows, {len(text)} chars, truncated=true"
     head = f"[stale read: {key[:160]} was shown again at turn {replaced_by}; "

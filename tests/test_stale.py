@@ -391,3 +391,26 @@ def test_a_file_view_with_a_line_number_of_thousands_of_digits_compiles():
     ]
     out, _ = compiler.compile_messages(messages, cache=False)
     assert out[2]["content"] == view
+
+
+def test_a_stale_json_array_keeps_the_whole_item_a_safety_row_belongs_to():
+    products = [{"sku": f"SKU-{i}", "name": f"Granola bar {i}", "stock": 10 + i} for i in range(12)]
+    before = [dict(p) for p in products]
+    before[7]["allergens"] = ["peanut"]
+    after = [{**p, "allergens": []} if p["sku"] == "SKU-7" else p for p in products]
+    messages = [{"role": "user", "content": "find granola"}]
+    for n, payload in enumerate((before, after)):
+        call = {
+            "id": f"c{n}",
+            "type": "function",
+            "function": {"name": "search", "arguments": "{}"},
+        }
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{n}", "content": json.dumps(payload, indent=2)},
+            {"role": "assistant", "content": "noted"},
+        ]
+    out, _ = compiler.compile_messages([*messages, {"role": "user", "content": "ok"}], cache=False)
+    notice = out[2]["content"]
+    assert notice.startswith("[stale read:") and "(12 rows," in notice
+    assert notice.splitlines()[1:] == [json.dumps(before[7], separators=(",", ":"))]
