@@ -34,6 +34,7 @@ except ImportError:  # pragma: no cover - older layouts
 
 SAFETY_TERMS = (
     r"allerg(?:en|ens|y|ies|ic)",
+    r"anaphyla(?:xis|ctic)",
     r"peanuts?",
     r"tree[\s_-]+nuts?",
     r"shellfish",
@@ -86,6 +87,9 @@ SAFETY_TERMS = (
     r"birthdates?",
     r"birth[\s_-]+dates?",
     r"dob",
+    r"birthdays?",
+    r"cvv",
+    r"cvc",
     r"phones?",
     r"telephones?",
 )

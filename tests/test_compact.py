@@ -451,6 +451,9 @@ def test_it_reports_consistent_counts():
         "contact jane.doe+x@example.co.uk",
         "card 4111 1111 1111 1111",
         "card 4111 1111 1111 1111 123",  # the CVV after it: the 19 digits fail the check
+        "risk of anaphylaxis",
+        '"birthday": "1990-01-01"',
+        '"cvv": "123"',
         "card: 4111111111111111 123 exp",
         "ref 12 4111-1111-1111-1111",
         r"C:\data\recalls\2024.csv",  # a backslash before r, n or t is not an escape here
