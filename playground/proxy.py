@@ -10,7 +10,6 @@ OpenAI's error shape so OpenAI clients can read them.
 from __future__ import annotations
 
 import functools
-import json
 
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
@@ -18,7 +17,7 @@ from django.views.decorators.csrf import csrf_exempt
 from pydantic import ValidationError
 
 from compiler import CompilerError
-from playground import errors, limits, service
+from playground import errors, jsonio, limits, service
 from playground.api_schemas import CompileOptions
 from playground.limits import RateLimited
 from playground.service import RequestError
@@ -70,9 +69,11 @@ def read_request(request) -> tuple[dict, dict]:
     if missing := errors.missing_body(request):
         raise missing
     try:
-        body = json.loads(request.body)
+        body = jsonio.loads(request.body)
     except ValueError:
         raise RequestError(400, "invalid_json", "the request body is not JSON") from None
+    except RecursionError:
+        raise RequestError(400, "invalid_json", "the request body is nested too deeply") from None
     if not isinstance(body, dict):
         raise RequestError(400, "invalid_json", "the request body is not a JSON object")
     options = compile_options(body.pop("contextgc", None))

@@ -14,6 +14,8 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from playground import jsonio
+
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
 CHUNK_BYTES = 64 * 1024
 
@@ -38,7 +40,7 @@ class Upstream:
         """The upstream's response object, status 2xx; else ``UpstreamError``."""
         request = urllib.request.Request(
             self.url,
-            data=json.dumps(body).encode(),
+            data=jsonio.dumps(body),  # (deep nesting too: the body read may be 1,024 deep)
             method="POST",
             headers={
                 "Authorization": f"Bearer {self.key}",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.test import Client
 
 pytestmark = pytest.mark.django_db
 
@@ -68,6 +69,15 @@ def test_an_unknown_api_path_is_a_json_404(client, method):
         "error": "not_found",
         "message": "nothing is at /api/nope; the endpoints are listed at /api/docs",
     }
+
+
+@pytest.mark.parametrize(("path", "code"), [("/api/nope", "not_found"), ("/v1/models", None)])
+def test_a_post_to_an_unknown_path_without_a_csrf_token_is_the_json_404(path, code):
+    client = Client(enforce_csrf_checks=True)  # as an API client: no cookie, no token
+    response = client.post(path, data="{}", content_type="application/json")
+    assert response.status_code == 404 and response["Content-Type"] == "application/json"
+    body = response.json()
+    assert (body.get("error") if code else body["error"]["code"]) == "not_found"
 
 
 def test_an_unknown_proxy_path_is_a_404_in_openais_shape(client):

@@ -98,6 +98,19 @@ def test_it_answers_a_body_that_is_not_json_with_400(client, proxy_on):
     assert proxy_on.requests == []
 
 
+@pytest.mark.parametrize("depth", [950, 5000])
+def test_it_answers_a_deeply_nested_body_without_a_500(client, proxy_on, depth):
+    deep = "[" * depth + "]" * depth
+    body = '{"messages": [{"role": "user", "content": "a", "x": ' + deep + "}]}"
+    response = chat(client, body)
+    if depth > 1024:  # deeper than a request body is read
+        assert response.status_code == 400
+        assert response.json()["error"]["message"] == "the request body is nested too deeply"
+    else:  # read, compiled and sent on whole
+        assert response.status_code == 200
+        assert json.dumps(proxy_on.seen[0].body).count("[") >= depth
+
+
 def test_it_says_the_body_is_empty(client, proxy_on):
     response = chat(client, "")
     assert response.status_code == 400
