@@ -84,7 +84,8 @@ def formats(text: str) -> Parsed:
     """Read one transcript from ``text``, whatever its shape.
 
     A file holding several transcripts yields the first, with a warning
-    naming how many were ignored (``formats_many`` reads them all). Raises
+    naming how many were ignored (``formats_many`` reads them all), and the
+    warnings of the ignored ones. Raises
     ``TranscriptError`` if no turn can be found.
 
     Example:
@@ -104,7 +105,10 @@ def formats(text: str) -> Parsed:
         f"{len(found) - 1} further transcript(s) ignored (next: {next_id});"
         " read them with formats_many",
     )
-    return replace(first, warnings=(*first.warnings, note))
+    # what the reader said of the lines it ignored goes with them: a malformed record
+    # after the second is named, not lost with the transcript it was filed under
+    ignored = [warning for _, parsed in found[1:] for warning in parsed.warnings]
+    return replace(first, warnings=(*first.warnings, note, *ignored))
 
 
 def formats_many(text: str) -> tuple[tuple[str, Parsed], ...]:

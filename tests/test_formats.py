@@ -248,6 +248,17 @@ def test_it_reads_the_first_of_several_transcripts_and_warns_about_the_rest():
     ]
 
 
+def test_a_malformed_record_after_the_second_is_named_though_its_transcript_is_ignored():
+    record = {"task_id": 1, "traj": [{"role": "user", "content": "a"}]}
+    lines = [json.dumps(record), json.dumps({**record, "task_id": 2}), '{"task_id": 3, "traj": [']
+    parsed = formats("\n".join(lines))
+    assert [m.content for m in parsed.messages] == ["a"]
+    assert [(w.line, w.message.split(" (")[0]) for w in parsed.warnings] == [
+        (2, "1 further transcript(s) ignored"),
+        (3, "not valid JSON"),
+    ]
+
+
 # -- display text --------------------------------------------------------------
 
 
