@@ -119,6 +119,7 @@ def read_text(lines: list[str], first_line: int) -> Parsed:
     messages = []
     for number, (index, match) in enumerate(starts):
         end = starts[number + 1][0] if number + 1 < len(starts) else len(lines)
+        warnings += _glued(match, lines, index + 1, end, first_line)
         message = _turn(match, lines[index + 1 : end], first_line + index)
         if message is None:
             role = ROLE_NAMES[match["role"].lower()]
@@ -164,6 +165,31 @@ def _turn_starts(lines: list[str]) -> tuple[list[_Start], list[tuple[int, str, s
 
 
 _Start = tuple[int, re.Match]
+# ``assistant:ok``, a role word and its colon with no space after: read as text of the turn
+# above (``user:pass`` in a config is not a turn), and said so
+_GLUED = re.compile(r"(user|assistant|system|tool)[ \t]*:(?=[^\s/:])", re.IGNORECASE | re.ASCII)
+
+
+def _glued(match: re.Match, lines: list[str], start: int, end: int, first_line: int) -> list:
+    """A warning for each line of a spoken turn that looks like a turn but for the space
+    after its colon (tool output quotes such lines: it is not searched).
+
+    Example:
+        >>> turn = _TURN.match("user: a")
+        >>> _glued(turn, ["user: a", "assistant:b"], 1, 2, 1)[0].message
+        "'assistant:b' read as text of the turn above; a turn needs a space after 'assistant:'"
+    """
+    if ROLE_NAMES[match["role"].lower()] == "tool":
+        return []
+    found = []
+    for index in range(start, end):
+        glued = _GLUED.match(lines[index])
+        if glued is not None and not _TURN.match(lines[index]):
+            word = glued[1]
+            shown = lines[index][:40]
+            note = f"'{shown}' read as text of the turn above; a turn needs a space after '{word}:'"
+            found.append(ParseWarning(first_line + index, note))
+    return found
 
 
 def _preamble_warnings(lines: list[str], first_line: int, *, turns: bool) -> list[ParseWarning]:

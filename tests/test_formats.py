@@ -801,3 +801,17 @@ def test_a_heading_inside_a_turn_does_not_make_a_later_rule_split_the_transcript
     found = formats_many(text)
     assert len(found) == 1
     assert [m.role for m in found[0][1].messages] == ["user", "assistant", "user", "assistant"]
+
+
+@pytest.mark.parametrize("glued", ["assistant:b", "Assistant :b", "system:—x"])
+def test_a_role_line_without_a_space_after_its_colon_is_text_and_said_to_be(glued):
+    parsed = formats(f"user: a\n{glued}\nuser: c")
+    assert [m.content for m in parsed.messages] == [f"a\n{glued}", "c"]
+    assert [(w.line, w.message.split(";")[0]) for w in parsed.warnings] == [
+        (2, f"'{glued}' read as text of the turn above")
+    ]
+
+
+def test_a_tool_turn_quoting_such_a_line_is_not_warned_of():
+    parsed = formats("user: log in\nassistant: None\ntool: user:admin\nassistant: done")
+    assert parsed.warnings == ()
