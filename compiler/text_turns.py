@@ -9,6 +9,7 @@ The few-shot records' display text (``formats``) is read here too.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import replace
 
@@ -200,7 +201,28 @@ def _preamble_warnings(lines: list[str], first_line: int, *, turns: bool) -> lis
     low, high = first_line + ignored[0], first_line + ignored[-1]
     span = f"line {low}" if low == high else f"lines {low}-{high}"
     what = "text before the first turn" if turns else "text without any turn"
+    messages = sum(_is_message_line(lines[i]) for i in ignored)
+    if messages:  # JSON messages above role lines: the file mixes two formats
+        held = "1 line holds" if messages == 1 else f"{messages} lines hold"
+        span += f"; {held} JSON messages: a transcript is one format throughout"
     return [ParseWarning(low, f"{what} ignored ({span})")]
+
+
+def _is_message_line(line: str) -> bool:
+    """Whether ``line`` is a JSON message (an object with a ``role``), or a list of them.
+
+    Example:
+        >>> _is_message_line('{"role": "user", "content": "a"}'), _is_message_line("{x}")
+        (True, False)
+    """
+    if '"role"' not in line:
+        return False
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    items = value if isinstance(value, list) else [value]
+    return any(isinstance(item, dict) and "role" in item for item in items)
 
 
 def _header_meta(lines: list[str]) -> tuple[tuple[str, str], ...]:

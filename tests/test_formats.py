@@ -815,3 +815,12 @@ def test_a_role_line_without_a_space_after_its_colon_is_text_and_said_to_be(glue
 def test_a_tool_turn_quoting_such_a_line_is_not_warned_of():
     parsed = formats("user: log in\nassistant: None\ntool: user:admin\nassistant: done")
     assert parsed.warnings == ()
+
+
+def test_json_messages_above_role_lines_are_named_as_messages_in_the_warning():
+    first = json.dumps({"role": "user", "content": "a"})
+    parsed = formats(f"{first}\n{first}\nuser: c")
+    assert [m.content for m in parsed.messages] == ["c"]
+    assert (1, "text before the first turn ignored (lines 1-2; 2 lines hold JSON messages") in [
+        (w.line, w.message.split(":")[0]) for w in parsed.warnings
+    ]
