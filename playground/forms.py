@@ -89,7 +89,9 @@ class CompileForm(forms.Form):
 
     def clean(self):
         data = super().clean()
-        text = data.get("upload") or data.get("transcript") or ""
+        # the upload if it holds anything, else the pasted text: a blank file hides nothing
+        given = (data.get("upload"), data.get("transcript"))
+        text = next((t for t in given if t and t.strip()), "")
         if not text.strip() and not self.errors:
             raise forms.ValidationError("Paste a transcript or upload a file.")
         data["text"] = text
@@ -114,6 +116,6 @@ class CompileForm(forms.Form):
     @property
     def source(self) -> str:
         upload = self.files.get("upload")
-        if upload is not None and self.cleaned_data.get("upload"):
+        if upload is not None and self.cleaned_data["text"] == self.cleaned_data.get("upload"):
             return f"uploaded file {upload.name} ({upload.size:,} bytes)"
         return f"pasted text ({len(self.cleaned_data['text']):,} characters)"

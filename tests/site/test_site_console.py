@@ -175,6 +175,14 @@ def test_an_uploaded_file_is_compiled(client, retail_text):
     assert RETIRED_MARK in part
 
 
+def test_a_blank_upload_does_not_hide_the_pasted_text(client, retail_text):
+    upload = SimpleUploadedFile("blank.txt", b"   \n", content_type="text/plain")
+    response = client.post("/console", form_data(retail_text, upload=upload), **HTMX)
+    part = response.content.decode()
+    assert response.status_code == 200
+    assert f"pasted text ({len(retail_text):,} characters)" in part
+
+
 def test_an_upload_that_is_not_utf8_is_refused_by_the_form(client):
     upload = SimpleUploadedFile("chat.txt", b"\xff\xfe\x00user: hi", content_type="text/plain")
     response = client.post("/console", form_data("", upload=upload))
