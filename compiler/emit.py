@@ -39,19 +39,21 @@ STRIPPED_ROLES = frozenset({"system", "user"})
 # but every line of a block must carry the same indent as its first.
 _STATE_LINE = r'- ([a-z0-9_]+) = ("(?:[^"\\\n]|\\[^\n])*") \(turn \d+ \[([a-z]+(?:, [a-z]+)*)\]\)'
 _RULE_LINE = r"- \S+(?: \S+)*"
+# (a client may have turned every line break into CRLF)
 _BLOCK = re.compile(
-    r"^(?:\[(?:ACTIVE_AGENT_STATE|STATE_REGISTER)\]\n(?P<s>(?:  )?)"
-    rf"{_STATE_LINE}(?:\n(?P=s){_STATE_LINE})*"
-    r"|\[DECLARED_INVARIANTS\]\n(?P<r>(?:  )?)"
-    rf"{_RULE_LINE}(?:\n(?P=r){_RULE_LINE})*)"
-    r"(?:\n\n|\n?\Z)",
+    r"^(?:\[(?:ACTIVE_AGENT_STATE|STATE_REGISTER)\]\r?\n(?P<s>(?:  )?)"
+    rf"{_STATE_LINE}(?:\r?\n(?P=s){_STATE_LINE})*"
+    r"|\[DECLARED_INVARIANTS\]\r?\n(?P<r>(?:  )?)"
+    rf"{_RULE_LINE}(?:\r?\n(?P=r){_RULE_LINE})*)"
+    r"(?:\r?\n\r?\n|(?:\r?\n)?\Z)",
     re.MULTILINE,
 )
 RECALL_END = "[/RETIRED_TURN_RECALL]"
 # Exactly what ``_recall_text`` appends: a blank line, the opening marker, bracket-free
 # text (``_recall_text`` neutralises brackets) and the closing marker, ending the message.
 _RECALL_TAIL = re.compile(
-    r"\n\n\[RETIRED_TURN_RECALL turn=\d+ role=[a-z]+\]: [^\[\]]*\n\[/RETIRED_TURN_RECALL\]\Z"
+    r"\r?\n\r?\n\[RETIRED_TURN_RECALL turn=\d+ role=[a-z]+\]: [^\[\]]*"
+    r"\r?\n\[/RETIRED_TURN_RECALL\]\Z"
 )
 
 
@@ -99,7 +101,7 @@ def strip_compiled_one(message: Message) -> tuple[Message | None, bool]:
     if not text or role not in STRIPPED_ROLES or "]" not in text:
         return message, False
     if role == "system":
-        if "]\n  - " in text or "]\n- " in text:
+        if "]\n  - " in text or "]\n- " in text or "]\r\n" in text:
             text = _BLOCK.sub("", text)
         if text and "[STATE_PROTOCOL]" in text:
             text = INSTRUCTION.sub("", text)
@@ -107,12 +109,12 @@ def strip_compiled_one(message: Message) -> tuple[Message | None, bool]:
         text = _RECALL_TAIL.sub("", text)
     if text == message.content:
         return message, False
-    if role == "system" and not text.strip():
+    if role == "system" and not text:  # (whitespace left is the caller's own)
         return None, True
     return with_content(message, text), True
 
 
-_STATE_FIELDS = re.compile(rf"^(?:  )?{_STATE_LINE}$", re.MULTILINE)  # slot, value, flags
+_STATE_FIELDS = re.compile(rf"^(?:  )?{_STATE_LINE}\r?$", re.MULTILINE)  # slot, value, flags
 
 
 def declared_in_header(text: str) -> tuple[tuple[str, str, Op], ...]:

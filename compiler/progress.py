@@ -168,12 +168,14 @@ class Progress:
     def _holds_header(self, message: Message, stripped: Message | None) -> bool:
         """Whether a system message holds a state block where a compile writes one: at
         the head of the first message (``compact``), or as the whole of a message
-        (``cache_friendly``'s register). A block quoted anywhere else (a ``system:`` line
-        in a pasted transcript, say) declares nothing."""
+        (``cache_friendly``'s register, or ``compact``'s header where the history had no
+        system message, wherever a caller then put it: after its own system prompt, say).
+        A block quoted anywhere else (a ``system:`` line in a pasted transcript) declares
+        nothing."""
         text = message.content
         if len(self.original) == 1 and text.startswith(STATE_MARKER):
             return True
-        return stripped is None and text.startswith(REGISTER_MARKER)
+        return stripped is None and text.startswith((REGISTER_MARKER, STATE_MARKER))
 
     def _carry(self, facts: tuple, gone: bool) -> None:
         """Declared facts read back from a stripped header (``emit.declared_in_header``).

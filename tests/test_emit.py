@@ -317,3 +317,60 @@ def test_a_carried_fact_passes_the_gates_a_declaration_passes():
         ("not_a_slot", "off_schema_declaration")
     ]
     assert tel["declarations"]["carried_from_header"] == 1
+
+
+ROUTED = [
+    {
+        "role": "user",
+        "content": "Deliver order ORD-1 to 402 Oak Street, Apt 5, Springfield, IL 62704.",
+    },
+    {"role": "assistant", "content": "Confirmed."},
+    {
+        "role": "user",
+        "content": "Actually reroute to 900 Pine Avenue, Suite 12, Chicago, IL 60601.",
+    },
+    {"role": "assistant", "content": "Rerouted to 900 Pine Avenue, Suite 12."},
+    {"role": "user", "content": "Thanks, and the oak street apt?"},
+]
+
+
+def _crlf(messages):
+    return [
+        {**m, "content": m["content"].replace("\n", "\r\n")}
+        if isinstance(m.get("content"), str)
+        else m
+        for m in messages
+    ]
+
+
+@pytest.mark.parametrize("mode", ["compact", "cache_friendly"])
+def test_compiled_output_whose_line_breaks_became_crlf_is_still_recognised(mode):
+    options = {"schema": LOG, "invariants": ["Never refund"], "mode": mode}
+    once, _ = compile_messages(ROUTED, recall_query="oak street apt", **options)
+    more = [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "bye"}]
+    twice, tel = compile_messages([*_crlf(once), *more], **options)
+    text = json.dumps(twice)
+    marker = "ACTIVE_AGENT_STATE" if mode == "compact" else "STATE_REGISTER"
+    assert (text.count(marker), text.count("DECLARED_INVARIANTS")) == (1, 1)
+    assert "RETIRED_TURN_RECALL" not in text
+    assert tel["active_state_slots"]["delivery_address"] == "900 Pine Avenue, Suite 12"
+
+
+def test_a_header_message_a_caller_put_after_its_own_system_prompt_keeps_its_declared_facts():
+    pin = '<contextgc-state>{"pin": {"delivery_address": "77 Elm Road"}}</contextgc-state>'
+    history = [ROUTED[0], {"role": "assistant", "content": "Pinned. " + pin}, *ROUTED[2:]]
+    once, _ = compile_messages(history, schema=LOG)
+    assert once[0]["content"].startswith("[ACTIVE_AGENT_STATE]")  # a message of its own
+    prompt = {"role": "system", "content": "You are helpful."}
+    twice, tel = compile_messages([prompt, *once], schema=LOG)
+    assert tel["declarations"]["carried_from_header"] == 1
+    assert tel["active_state_slots"]["delivery_address"] == "77 Elm Road"
+    assert json.dumps(twice).count("ACTIVE_AGENT_STATE") == 1
+
+
+def test_a_blank_system_message_is_kept_through_recompiles():
+    history = [{"role": "system", "content": "   "}, *ROUTED]
+    once, _ = compile_messages(history, schema=LOG)
+    twice, _ = compile_messages(once, schema=LOG)
+    assert len(once) == len(twice)  # not dropped, with a new header message in its place
+    assert once[0]["content"].endswith("\n\n   ") and twice[0]["content"].endswith("\n\n   ")
