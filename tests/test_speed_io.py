@@ -162,7 +162,7 @@ def _old_strip(message):
         text = _RECALL_TAIL.sub("", text)
     if text == message.content:
         return message, False
-    if message.role == "system" and not text.strip():
+    if message.role == "system" and not text:  # (whitespace left is the caller's own)
         return None, True
     return with_content(message, text), True
 
