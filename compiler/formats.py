@@ -349,7 +349,8 @@ def _json_entries(value: Any, doc: _Doc, start: int) -> list[_Entry]:
         return [_record_entry(value, doc, start, "transcript", "the object")]
     if isinstance(value, dict) and ("role" in value or "content" in value):
         parsed = _items([value], [doc.line(start)], _named("the object"), Format.MESSAGES)
-        return [("transcript", parsed)]
+        twice = _repeated_keys(doc, [start], [value], _named("the object"), start)
+        return [("transcript", _add_warnings(parsed, twice, before=True))]
     if isinstance(value, dict):
         keys = ", ".join(key for key, _, _ in _RECORD_KEYS)
         note = f"JSON object has none of the keys {keys}, role; no messages"
@@ -359,8 +360,46 @@ def _json_entries(value: Any, doc: _Doc, start: int) -> list[_Entry]:
                 note = f"the object's {key!r} is {json_kind(value[key])}, not {wanted}; no messages"
                 break
         return [("", Parsed((), (ParseWarning(doc.line(start), note),)))]
-    lines = [doc.line(pos) for pos in doc.elements(start)]
-    return [("transcript", _items(value, lines, indexed("messages"), Format.MESSAGES))]
+    starts = doc.elements(start)
+    lines = [doc.line(pos) for pos in starts]
+    parsed = _items(value, lines, indexed("messages"), Format.MESSAGES)
+    twice = _repeated_keys(doc, starts, value, indexed("messages"), start)
+    return [("transcript", _add_warnings(parsed, twice, before=True))]
+
+
+_MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id")
+
+
+def _repeated_keys(doc: _Doc, starts: list[int], items: list, where, pos: int) -> list:
+    """A warning for each of a message's own keys that its object gives twice: ``json``
+    keeps the last, and the value before it would vanish unreported. The objects are
+    walked only where the text of the value at ``pos`` names those keys more often than
+    the messages hold them (a key spelt with an escape, ``"\\u0072ole"``, is not counted).
+
+    Example:
+        >>> text = '[{"role": "user", "content": "a", "content": "b"}]'
+        >>> doc = _Doc(text)
+        >>> [w.message for w in _repeated_keys(doc, doc.elements(0), json.loads(text), str, 0)]
+        ["0 holds the key 'content' 2 times; only the last was read"]
+    """
+    if not starts:
+        return []
+    text = doc.text
+    end = _value_end(text, starts[-1])  # (the last message's end: a short walk)
+    named = sum(text.count(f'"{key}"', pos, end) for key in _MESSAGE_KEYS)
+    held = sum(key in item for item in items if type(item) is dict for key in _MESSAGE_KEYS)
+    if named <= held:
+        return []
+    notes = []
+    for index, (item, start) in enumerate(zip(items, starts, strict=True)):
+        if type(item) is not dict:
+            continue
+        for key in _MESSAGE_KEYS:
+            times = doc.repeats(start, key)
+            if times > 1:
+                said = f"{where(index)} holds the key {key!r} {times} times; only the last was read"
+                notes.append(ParseWarning(doc.line(start), said))
+    return notes
 
 
 def _items(items: list, lines, where, fmt: Format) -> Parsed:
@@ -396,8 +435,11 @@ def _record_entry(record: Any, doc: _Doc, pos: int, fallback_id: str, where: str
     if fmt is Format.DISPLAY:
         parsed = _embed(read_text(split_lines(record[key]), 1), doc.line(value_pos), key)
     else:
-        lines = [doc.line(p) for p in doc.elements(value_pos)]
+        starts = doc.elements(value_pos)
+        lines = [doc.line(p) for p in starts]
         parsed = _items(record[key], lines, indexed(key), fmt)
+        twice = _repeated_keys(doc, starts, record[key], indexed(key), value_pos)
+        parsed = _add_warnings(parsed, twice, before=True)
     if not parsed.messages:
         parsed = _add_warnings(parsed, [ParseWarning(doc.line(pos), f"{ident}: no message")])
     times = doc.repeats(pos, key)
@@ -511,7 +553,13 @@ def _jsonl_entries(lines: list[str]) -> list[_Entry]:
     values = [row[3] for row in rows]
     numbers = [row[0] for row in rows]
     parsed = _items(values, numbers, _named("this line"), Format.JSONL)
-    warnings = sorted([*parsed.warnings, *(p.warnings[0] for _, p in bad)], key=lambda w: w.line)
+    twice = [
+        note
+        for number, line, start, value in rows
+        for note in _repeated_keys(_Doc(line, number), [start], [value], _named("this line"), start)
+    ]
+    found = [*parsed.warnings, *twice, *(p.warnings[0] for _, p in bad)]
+    warnings = sorted(found, key=lambda w: w.line)
     return [("transcript", replace(parsed, warnings=tuple(warnings)))]
 
 

@@ -824,3 +824,37 @@ def test_json_messages_above_role_lines_are_named_as_messages_in_the_warning():
     assert (1, "text before the first turn ignored (lines 1-2; 2 lines hold JSON messages") in [
         (w.line, w.message.split(":")[0]) for w in parsed.warnings
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ('[{"role": "user", "content": "first", "content": "second"}]', "messages[0]"),
+        ('{"role": "user", "content": "first", "content": "second"}', "the object"),
+        (
+            '{"task_id": 1, "traj": [{"role": "user", "content": "first", "content": "second"}]}',
+            "traj[0]",
+        ),
+        (
+            '{"role": "user", "content": "first", "content": "second"}\n'
+            '{"role": "assistant", "content": "ok"}',
+            "this line",
+        ),
+    ],
+)
+def test_a_key_a_message_gives_twice_is_warned_of_with_its_line(text, where):
+    parsed = formats(text)
+    assert parsed.messages[0].content == "second"  # json keeps the last
+    assert (1, f"{where} holds the key 'content' 2 times; only the last was read") in [
+        (w.line, w.message) for w in parsed.warnings
+    ]
+
+
+def test_a_key_named_inside_a_message_is_not_a_repeat():
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"role": 1}'}}
+    messages = [
+        {"role": "user", "content": "a"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"content": "x"}'},
+    ]
+    assert formats(json.dumps(messages)).warnings == ()
