@@ -23,11 +23,21 @@ def loads(data: bytes | str) -> Any:
     Example:
         >>> loads(b'{"a": [1, "\\\\ud800"]}')
         {'a': [1, '\\ud800']}
+        >>> loads(b'{"a": NaN}')
+        Traceback (most recent call last):
+        ...
+        ValueError: NaN is not a JSON value
     """
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
-        return json.loads(data)
+        return json.loads(data, parse_constant=_not_json)
+
+
+def _not_json(name: str):
+    """NaN and Infinity, which the standard library reads and JSON does not have: read,
+    they would be answered as null, a value the caller never sent."""
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def dumps(value: Any) -> bytes:

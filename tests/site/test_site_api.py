@@ -260,6 +260,17 @@ def test_it_answers_a_body_that_is_not_json_with_400(client):
     }
 
 
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_it_answers_nan_or_infinity_with_400_not_a_null_it_was_never_sent(client, constant):
+    body = '{"messages": [{"role": "user", "content": "a", "x": ' + constant + "}]}"
+    response = post(client, "/api/compile", body)
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": "invalid_json",
+        "message": f"the request body is not valid JSON ({constant} is not a JSON value)",
+    }
+
+
 @pytest.mark.parametrize("path", ["/api/compile", "/api/protocol-instruction"])
 def test_it_says_the_body_is_empty(client, path):
     response = post(client, path, "")

@@ -98,6 +98,13 @@ def test_it_answers_a_body_that_is_not_json_with_400(client, proxy_on):
     assert proxy_on.requests == []
 
 
+def test_it_answers_nan_with_400_rather_than_sending_it_on(client, proxy_on):
+    response = chat(client, '{"messages": [{"role": "user", "content": "a", "x": NaN}]}')
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_json"
+    assert proxy_on.requests == []
+
+
 @pytest.mark.parametrize("depth", [950, 5000])
 def test_it_answers_a_deeply_nested_body_without_a_500(client, proxy_on, depth):
     deep = "[" * depth + "]" * depth
