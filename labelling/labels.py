@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from labelling.models import (
     Corpus,
@@ -27,7 +27,7 @@ from labelling.models import (
     VerdictChoice,
     Worksheet,
 )
-from labelling.verdicts import RowState, RowStatus, row_states
+from labelling.verdicts import RowState, RowStatus, durable_commit, row_states
 
 FORMAT = "contextgc-labels/1"
 ROW_FIELDS = (
@@ -79,6 +79,8 @@ def filename(document: dict) -> str:
 
 def _document(corpus: Corpus, schema_name: str, rows: list[dict]) -> dict:
     rows = sorted(rows, key=lambda r: (r["transcript"], r["slot"], r["turn"], r["value"]))
+    # a quote's keys in one order on every backend (PostgreSQL's jsonb keeps its own)
+    rows = [{**row, "quote": _canonical(row["quote"])} for row in rows]
     return {
         "format": FORMAT,
         "corpus": corpus.name,
@@ -86,6 +88,20 @@ def _document(corpus: Corpus, schema_name: str, rows: list[dict]) -> dict:
         "schema": schema_name,
         "labels": rows,
     }
+
+
+def _canonical(value):
+    """``value`` with the keys of every object in it sorted.
+
+    Example:
+        >>> _canonical([{"b": 1, "a": {"d": 2, "c": 3}}])
+        [{'a': {'c': 3, 'd': 2}, 'b': 1}]
+    """
+    if isinstance(value, dict):
+        return {key: _canonical(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_canonical(item) for item in value]
+    return value
 
 
 def _note(state: RowState) -> str:
@@ -191,13 +207,50 @@ def parse(text: str | bytes) -> dict:
     return document
 
 
+_TURN_LIMIT = 2**31  # a PositiveIntegerField on PostgreSQL holds less
+_TEXT_FIELDS = ("slot", "value", "note", "adjudicated_by", "schema_digest", "compiler_version")
+
+
+def _text_problem(name: str, text) -> str | None:
+    """Why ``text`` cannot be stored as the field ``name`` on every backend, or None."""
+    if not isinstance(text, str):
+        return f"{name} must be text, not {type(text).__name__}"
+    limit = getattr(Label._meta.get_field(name), "max_length", None)
+    if limit is not None and len(text) > limit:
+        return f"{name} is {len(text)} characters; at most {limit} are stored"
+    if "\x00" in text:
+        return f"{name} holds a NUL character, which PostgreSQL cannot store"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return f"{name} holds a lone surrogate, which is not text"
+    return None
+
+
+def _quote_problem(quote) -> str | None:
+    if not isinstance(quote, list) or not quote:
+        return "no quote: a label must carry the turn it judged"
+    try:  # stored as JSON on every backend: NUL and lone surrogates are refused by some
+        encoded = json.dumps(quote, ensure_ascii=False, allow_nan=False)
+        encoded.encode("utf-8")
+    except (ValueError, UnicodeEncodeError):
+        return "quote holds a value JSON or UTF-8 cannot carry"
+    if "\\u0000" in encoded:
+        return "quote holds a NUL character, which PostgreSQL cannot store"
+    return None
+
+
 def _row_problems(index: int, row, transcripts: dict) -> list[str]:
+    """What keeps a row from being stored exactly as given: each field's type is checked,
+    not coerced, so importing the file again finds it unchanged."""
     where = f"labels[{index}]"
     if not isinstance(row, dict):
         return [f"{where}: not an object"]
     missing = [key for key in ROW_FIELDS if key not in row]
     if missing:
         return [f"{where}: missing {', '.join(missing)}"]
+    reviewers = row["reviewers"]
+    named = isinstance(reviewers, list) and bool(reviewers)
     checks = [
         (
             row["verdict"] in VerdictChoice.values,
@@ -206,21 +259,27 @@ def _row_problems(index: int, row, transcripts: dict) -> list[str]:
         (row["provenance"] in Provenance.values, f"unknown provenance {row['provenance']!r}"),
         (row["role"] in Role.values, f"unknown role {row['role']!r}"),
         (
-            isinstance(row["quote"], list) and bool(row["quote"]),
-            "no quote: a label must carry the turn it judged",
+            type(row["turn"]) is int and 0 <= row["turn"] < _TURN_LIMIT,
+            f"turn must be a whole number from 0 to {_TURN_LIMIT - 1}",
         ),
-        (isinstance(row["turn"], int) and row["turn"] >= 0, "turn must be a whole number"),
         (
-            isinstance(row["value"], str) and isinstance(row["slot"], str),
-            "slot and value must be text",
+            named and all(isinstance(r, str) and r and "\x00" not in r for r in reviewers),
+            "reviewers must be a list of names",
         ),
-        (isinstance(row["reviewers"], list) and bool(row["reviewers"]), "no reviewers named"),
+        (type(row["suggestion_offered"]) is bool, "suggestion_offered must be true or false"),
         (
-            row["transcript"] in transcripts,
+            isinstance(row["transcript"], str) and row["transcript"] in transcripts,
             f"transcript {row['transcript']!r} is not in the corpus",
         ),
     ]
-    return [f"{where}: {message}" for ok, message in checks if not ok]
+    problems = [message for ok, message in checks if not ok]
+    held = transcripts.get(row["transcript"]) if isinstance(row["transcript"], str) else None
+    if held is not None and row["family"] != held.family:
+        problems.append(f"family {row['family']!r} is not the corpus's {held.family!r}")
+    problems += [p for name in _TEXT_FIELDS if (p := _text_problem(name, row[name]))]
+    if quote := _quote_problem(row["quote"]):
+        problems.append(quote)
+    return [f"{where}: {message}" for message in problems]
 
 
 def _label(row: dict, transcript, schema_name: str, worksheet) -> Label:
@@ -240,7 +299,7 @@ def _label(row: dict, transcript, schema_name: str, worksheet) -> Label:
         slot=row["slot"],
         value=row["value"],
         turn=row["turn"],
-        suggestion_offered=bool(row["suggestion_offered"]),
+        suggestion_offered=row["suggestion_offered"],
         extraction=extraction,
         worksheet=worksheet,
         **{key: row[key] for key in _STORED},
@@ -259,6 +318,8 @@ def import_labels(document: dict, *, worksheet: Worksheet | None = None) -> Impo
     schema_name = document.get("schema")
     if not isinstance(schema_name, str) or not schema_name:
         raise LabelImportRefused(['"schema" must name the schema the labels were made under'])
+    if problem := _text_problem("schema_name", schema_name):
+        raise LabelImportRefused([f'"schema": {problem}'])
     transcripts = {t.external_id: t for t in corpus.transcripts.all()}
     problems, seen = [], set()
     for index, row in enumerate(document["labels"]):
@@ -271,8 +332,21 @@ def import_labels(document: dict, *, worksheet: Worksheet | None = None) -> Impo
             seen.add(key)
     if problems:
         raise LabelImportRefused(problems)
-    created = unchanged = 0
+    try:
+        return _store(document, transcripts, schema_name, worksheet)
+    except IntegrityError:  # another import stored one of these rows after it was looked up
+        raise LabelImportRefused(
+            [
+                "another import of these labels was stored at the same time; import again to see"
+                " whether they are now unchanged"
+            ]
+        ) from None
+
+
+def _store(document: dict, transcripts: dict, schema_name: str, worksheet) -> ImportSummary:
+    problems, created, unchanged = [], 0, 0
     with transaction.atomic():
+        durable_commit()  # the final judgements: as durable as the verdicts they merge
         for index, row in enumerate(document["labels"]):
             transcript = transcripts[row["transcript"]]
             stored = Label.objects.filter(
@@ -285,12 +359,14 @@ def import_labels(document: dict, *, worksheet: Worksheet | None = None) -> Impo
             if stored is None:
                 _label(row, transcript, schema_name, worksheet).save()
                 created += 1
-            elif _row_from_label(stored) == {key: row[key] for key in ROW_FIELDS}:
+            elif (known := _row_from_label(stored)) == {key: row[key] for key in ROW_FIELDS}:
                 unchanged += 1
             else:
+                differ = ", ".join(key for key in ROW_FIELDS if known[key] != row[key])
                 problems.append(
                     f"labels[{index}] ({row['slot']} = {row['value']!r}, {row['transcript']} "
-                    f"turn {row['turn']}): already labelled {stored.verdict} differently"
+                    f"turn {row['turn']}): already labelled {stored.verdict}; this file "
+                    f"differs in {differ}"
                 )
         if problems:  # raised inside the transaction: nothing of this file is kept
             raise LabelImportRefused(problems)

@@ -47,7 +47,7 @@ class RowStatus(StrEnum):
     RESOLVED = "resolved"  # adjudicated
 
 
-def _durable_commit() -> None:
+def durable_commit() -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL synchronous_commit TO on")
@@ -65,7 +65,7 @@ def record_verdict(
     _check(verdict)
     fields = {"verdict": verdict, "note": note.strip(), "suggestion_offered": bool(row.suggestion)}
     with transaction.atomic():
-        _durable_commit()
+        durable_commit()
         if expected_version == 0:
             try:
                 with transaction.atomic():
@@ -91,7 +91,7 @@ def adjudicate(row: WorksheetRow, adjudicator, verdict: str, reason: str) -> Adj
     if not reason:
         raise ValueError("an adjudication needs a reason")
     with transaction.atomic():
-        _durable_commit()
+        durable_commit()
         WorksheetRow.objects.select_for_update().get(pk=row.pk)
         state = row_states(row.worksheet, rows=[row])[0]
         if state.status not in (RowStatus.DISPUTED, RowStatus.RESOLVED):

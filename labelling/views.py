@@ -14,6 +14,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_POST
 
 from labelling import access
@@ -282,7 +283,8 @@ def export(request, pk):
 
 def _download(document: dict) -> HttpResponse:
     response = HttpResponse(dumps(document), content_type="application/json; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename(document)}"'
+    # quoted and encoded by Django, whatever the corpus is called (a quote, a newline, é)
+    response["Content-Disposition"] = content_disposition_header(True, filename(document))
     response["Cache-Control"] = "no-store"
     return response
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from email.message import Message as EmailMessage
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -200,7 +201,9 @@ def test_an_import_contradicting_a_stored_label_is_refused_whole(finished):
     document["labels"][0]["verdict"] = "unclear"
     with pytest.raises(LabelImportRefused) as refused:
         import_labels(document)
-    assert refused.value.reasons[0].endswith("already labelled incorrect differently")
+    assert refused.value.reasons[0].endswith(
+        "already labelled incorrect; this file differs in verdict"
+    )
     assert Label.objects.filter(verdict="unclear").count() == 0
 
 
@@ -215,6 +218,103 @@ def test_an_import_refuses_rows_without_a_quote_or_with_unknown_verdicts(finishe
         "labels[1]: verdict 'unlabelled' is not one of correct, incorrect, unclear",
     ]
     assert Label.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("field", "given", "problem"),
+    [
+        ("transcript", ["x"], "transcript ['x'] is not in the corpus"),
+        ("note", None, "note must be text, not NoneType"),
+        ("note", 5, "note must be text, not int"),
+        ("adjudicated_by", None, "adjudicated_by must be text, not NoneType"),
+        ("schema_digest", {}, "schema_digest must be text, not dict"),
+        ("turn", 2**31, "turn must be a whole number from 0 to 2147483647"),
+        ("turn", True, "turn must be a whole number from 0 to 2147483647"),
+        ("slot", "s" * 101, "slot is 101 characters; at most 100 are stored"),
+        ("value", "a\x00b", "value holds a NUL character, which PostgreSQL cannot store"),
+        ("value", "\ud800", "value holds a lone surrogate, which is not text"),
+        ("suggestion_offered", "false", "suggestion_offered must be true or false"),
+        ("reviewers", [1, None], "reviewers must be a list of names"),
+        (
+            "quote",
+            [{"text": "a\x00"}],
+            "quote holds a NUL character, which PostgreSQL cannot store",
+        ),
+        ("family", "elsewhere", "family 'elsewhere' is not the corpus's"),
+    ],
+)
+def test_an_import_refuses_a_field_it_could_not_store_as_given(finished, field, given, problem):
+    document = export_worksheet(finished)
+    document["labels"][0][field] = given
+    with pytest.raises(LabelImportRefused) as refused:
+        import_labels(document)
+    assert refused.value.reasons[0].startswith(f"labels[0]: {problem}")
+    assert Label.objects.count() == 0
+
+
+def test_an_import_the_form_refuses_is_a_422_not_a_500(login, maintainer, finished):
+    document = export_worksheet(finished)
+    document["labels"][0]["note"] = None
+    upload = SimpleUploadedFile("labels.json", dumps(document).encode(), "application/json")
+    response = login(maintainer).post("/labelling/labels/import", {"upload": upload})
+    assert response.status_code == 422
+    assert "labels[0]: note must be text, not NoneType" in response.content.decode()
+
+
+def test_an_import_is_committed_as_durably_as_a_verdict(finished):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        import_labels(export_worksheet(finished))
+    said = [q["sql"] for q in queries.captured_queries]
+    assert (connection.vendor != "postgresql") or "SET LOCAL synchronous_commit TO on" in said
+
+
+def test_an_import_that_loses_a_race_for_a_row_is_refused_not_a_500(finished, monkeypatch):
+    from labelling import labels
+
+    document = export_worksheet(finished)
+    import_labels(document)
+    document["labels"][0]["note"] = "changed"  # would be a refusal, if the row were seen
+    monkeypatch.setattr(labels.Label.objects, "filter", lambda **_: Label.objects.none())
+    with pytest.raises(LabelImportRefused, match="another import of these labels"):
+        import_labels(document)
+
+
+def test_an_export_writes_each_quotes_keys_in_one_order(finished, airline):
+    document = export_worksheet(finished)
+    for row in document["labels"]:
+        for piece in row["quote"]:
+            if isinstance(piece, dict):
+                assert list(piece) == sorted(piece)
+
+
+def test_the_download_names_a_file_safely_whatever_the_corpus_is_called(
+    login, adjudicator, finished, airline
+):
+    airline.name = 'air"line; filename=evil.sh'
+    airline.save()
+    response = login(adjudicator).get(f"/labelling/worksheets/{finished.pk}/export.json")
+    assert response.status_code == 200
+    header = EmailMessage()
+    header["Content-Disposition"] = response["Content-Disposition"]
+    assert header.get_params(header="content-disposition") == [
+        ("attachment", ""),
+        ("filename", 'labels-air"line; filename=evil.sh-travel.json'),  # one parameter
+    ]
+
+
+def test_the_measure_command_reads_a_label_file_the_app_exported(finished, tmp_path):
+    from labelling.management.commands.measure import Command
+
+    path = tmp_path / "labels.json"
+    path.write_text(dumps(export_worksheet(finished)))
+    labels = Command()._labels({"labels": path}, None)
+    assert len(labels["rows"]) == 7 and labels["source"] == str(path)
+    path.write_text('{"labels": []}')
+    with pytest.raises(CommandError, match="neither a label file"):
+        Command()._labels({"labels": path}, None)
 
 
 def test_an_import_refuses_a_transcript_the_corpus_does_not_hold(finished):

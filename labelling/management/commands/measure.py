@@ -19,6 +19,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from labelling.jobs import Report, ReportKind
+from labelling.labels import FORMAT
 from labelling.measure import cap_per_repo, corpus_report, measure_items, read_path
 from labelling.measure_render import render
 from labelling.tasks import CHUNK_SIZE, start_measure, stored_items, stored_labels
@@ -133,6 +134,13 @@ class Command(BaseCommand):
                 raise CommandError(f"no label file {path}")
             return None
         labels = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(labels, dict) and labels.get("format") == FORMAT:  # the app's own file
+            labels = {**labels, "rows": labels.get("labels") or []}
+        if not isinstance(labels, dict) or not isinstance(labels.get("rows"), list):
+            raise CommandError(
+                f"{path} is neither a label file ({FORMAT}, exported by the app) nor a bench "
+                'label file (a "rows" list, tests/bench/labels/)'
+            )
         labels.setdefault("source", str(path))
         return labels
 
