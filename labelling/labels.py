@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
 
+from compiler import list_schemas
 from labelling.models import (
     Corpus,
     Extraction,
@@ -320,6 +321,9 @@ def import_labels(document: dict, *, worksheet: Worksheet | None = None) -> Impo
         raise LabelImportRefused(['"schema" must name the schema the labels were made under'])
     if problem := _text_problem("schema_name", schema_name):
         raise LabelImportRefused([f'"schema": {problem}'])
+    if schema_name not in list_schemas():  # the pages that show labels offer only these
+        shipped = ", ".join(list_schemas())
+        raise LabelImportRefused([f'"schema": {schema_name!r} is not one of {shipped}'])
     transcripts = {t.external_id: t for t in corpus.transcripts.all()}
     problems, seen = [], set()
     for index, row in enumerate(document["labels"]):

@@ -330,6 +330,14 @@ def test_an_import_refuses_a_file_that_is_not_json_saying_where():
     assert refused.value.reasons == ["line 2, column 13: not valid JSON (Expecting value)"]
 
 
+def test_an_import_under_a_schema_the_site_does_not_ship_is_refused(finished):
+    document = export_worksheet(finished)
+    document["schema"] = "no-such-schema"
+    with pytest.raises(LabelImportRefused, match="'no-such-schema' is not one of coding"):
+        import_labels(document)
+    assert Label.objects.count() == 0
+
+
 def test_an_import_for_an_unknown_corpus_is_refused(finished):
     document = export_worksheet(finished)
     document["corpus"] = "elsewhere"
