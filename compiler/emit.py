@@ -22,8 +22,8 @@ from json.encoder import encode_basestring
 
 from compiler.extract import Op, Provenance
 from compiler.frozen import build
+from compiler.instruction import INSTRUCTION
 from compiler.messages import Message, with_content
-from compiler.protocol import INSTRUCTION
 from compiler.register import Entry, Register
 
 STATE_MARKER = "[ACTIVE_AGENT_STATE]"

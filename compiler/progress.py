@@ -34,8 +34,8 @@ from compiler.emit import (
 )
 from compiler.extract import PROVENANCE_RANK, extract_message
 from compiler.frozen import build
+from compiler.instruction import render_instruction
 from compiler.messages import Message, with_content
-from compiler.protocol import render_instruction
 from compiler.recall import recall
 from compiler.register import RegisterFold
 from compiler.repeats import (

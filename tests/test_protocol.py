@@ -9,15 +9,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler import compile_messages, load_schema
+from compiler.instruction import INSTRUCTION_END, INSTRUCTION_START, render_instruction
 from compiler.protocol import (
     EMPTY,
-    INSTRUCTION_END,
-    INSTRUCTION_START,
     Declaration,
     escape_value,
     normalise_key,
     protocol,
-    render_instruction,
     strip_blocks,
 )
 

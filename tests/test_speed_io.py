@@ -21,6 +21,7 @@ from compiler.emit import (
 )
 from compiler.engine import Options
 from compiler.frozen import build, maker
+from compiler.instruction import INSTRUCTION, render_instruction
 from compiler.items import read_message_list
 from compiler.messages import (
     Message,
@@ -31,7 +32,6 @@ from compiler.messages import (
     with_content,
 )
 from compiler.progress import Progress
-from compiler.protocol import INSTRUCTION, render_instruction
 from compiler.schema import load_schema
 from compiler.telemetry import _estimate, _estimated, message_tokens
 
