@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from compiler.protocol import normalise_key
+from compiler.block_body import normalise_key
 
 INSTRUCTION_START = "[STATE_PROTOCOL]"
 INSTRUCTION_END = "[/STATE_PROTOCOL]"

@@ -19,7 +19,7 @@ from compiler import (
     list_schemas,
     load_schema,
 )
-from compiler.protocol import normalise_key
+from compiler.block_body import normalise_key
 from compiler.schema import Schema
 from compiler.tokens import ExactCounter
 
