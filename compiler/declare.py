@@ -148,10 +148,8 @@ class DeclareState:
         changed = None
         for key, value in message.source:
             if key in SIDE_FIELDS and type(value) is str and marked(value):
-                text, removed = strip_blocks(value)
-                self.counts["blocks_stripped"] += removed
                 changed = changed or {}
-                changed[key] = text
+                changed[key] = self._stripped(value)
             elif key == "content" and type(value) is list:  # a refusal sent as a part
                 parts = [self._strip_refusal_part(part) for part in value]
                 if any(new is not old for new, old in zip(parts, value, strict=True)):
@@ -168,9 +166,13 @@ class DeclareState:
             return part
         if not marked(part["refusal"]):
             return part
-        text, removed = strip_blocks(part["refusal"])
+        return {**part, "refusal": self._stripped(part["refusal"])}
+
+    def _stripped(self, text: str) -> str:
+        """``text`` with its blocks stripped, never applied; they are counted."""
+        text, removed = strip_blocks(text)
         self.counts["blocks_stripped"] += removed
-        return {**part, "refusal": text}
+        return text
 
     def _strip_calls(self, message: Message) -> Message:
         if not message.tool_calls or not any(marked(c.arguments) for c in message.tool_calls):

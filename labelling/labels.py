@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from django.db import IntegrityError, transaction
 
 from compiler import list_schemas
+from compiler.jsonio import canonical_dumps
 from labelling.models import (
     Corpus,
     Extraction,
@@ -81,7 +82,7 @@ def filename(document: dict) -> str:
 def _document(corpus: Corpus, schema_name: str, rows: list[dict]) -> dict:
     rows = sorted(rows, key=lambda r: (r["transcript"], r["slot"], r["turn"], r["value"]))
     # a quote's keys in one order on every backend (PostgreSQL's jsonb keeps its own)
-    rows = [{**row, "quote": _canonical(row["quote"])} for row in rows]
+    rows = [{**row, "quote": json.loads(canonical_dumps(row["quote"]))} for row in rows]
     return {
         "format": FORMAT,
         "corpus": corpus.name,
@@ -89,20 +90,6 @@ def _document(corpus: Corpus, schema_name: str, rows: list[dict]) -> dict:
         "schema": schema_name,
         "labels": rows,
     }
-
-
-def _canonical(value):
-    """``value`` with the keys of every object in it sorted.
-
-    Example:
-        >>> _canonical([{"b": 1, "a": {"d": 2, "c": 3}}])
-        [{'a': {'c': 3, 'd': 2}, 'b': 1}]
-    """
-    if isinstance(value, dict):
-        return {key: _canonical(value[key]) for key in sorted(value)}
-    if isinstance(value, list):
-        return [_canonical(item) for item in value]
-    return value
 
 
 def _note(state: RowState) -> str:
