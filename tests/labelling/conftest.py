@@ -16,6 +16,7 @@ from django.test import Client
 
 from labelling.importing import import_corpus
 from labelling.management.commands.create_reviewer import maintainers_group
+from labelling.verdicts import adjudicate, record_verdict
 from labelling.worksheets import Sampling, build_worksheet
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -97,3 +98,14 @@ def worksheet(airline, maintainer, reviewer, other_reviewer, adjudicator):
 @pytest.fixture
 def row(worksheet):
     return worksheet.rows.get(position=1)
+
+
+@pytest.fixture
+def finished(worksheet, reviewer, other_reviewer, adjudicator):
+    """The worksheet judged by both reviewers, who disagree on row 1 only, and row 1
+    adjudicated: every row has its final verdict."""
+    for row in worksheet.rows.order_by("position"):
+        record_verdict(row, reviewer, "correct", "reads right")
+        record_verdict(row, other_reviewer, "incorrect" if row.position == 1 else "correct")
+    adjudicate(worksheet.rows.get(position=1), adjudicator, "incorrect", "moved on by then")
+    return worksheet

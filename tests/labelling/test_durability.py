@@ -17,9 +17,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connections
 
-from labelling.models import Verdict
+from labelling.models import Label, Verdict
 
 PG_CTL = os.environ.get("CONTEXTGC_TEST_PG_CTL")
 PGDATA = os.environ.get("CONTEXTGC_TEST_PGDATA")
@@ -51,3 +52,14 @@ def test_an_acknowledged_verdict_survives_a_crash_restart(login, reviewer, works
     restart_postgres("immediate")
     stored = Verdict.objects.get(row__worksheet=worksheet, reviewer=reviewer)
     assert (stored.verdict, stored.note, stored.version) == ("incorrect", "hypothetical", 1)
+
+
+def test_an_acknowledged_label_import_survives_a_crash_restart(login, maintainer, finished):
+    from labelling.labels import dumps, export_worksheet
+
+    upload = SimpleUploadedFile("labels.json", dumps(export_worksheet(finished)).encode())
+    response = login(maintainer).post("/labelling/labels/import", {"upload": upload})
+    assert response.status_code == 302  # acknowledged
+    connections.close_all()
+    restart_postgres("immediate")
+    assert Label.objects.count() == 7
