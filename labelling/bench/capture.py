@@ -602,11 +602,16 @@ def verify(capture: Capture) -> list[str]:
     return problems
 
 
-def captures_summary(folder: Path) -> list[dict]:
+def captures_summary(folder: Path, corpus: Path | None = None) -> list[dict]:
     """One row per capture file in ``folder``, for a page listing them (sorted by name).
 
-    A file that is not a capture is listed with its ``error`` rather than left out.
+    A file that is not a capture is listed with its ``error`` rather than left out. With
+    ``corpus`` (the file the captures were made over), each row also holds its ``shadow``
+    figures (``labelling.bench.shadow``), or ``shadow_refused`` saying why there are none.
     """
+    from labelling.bench.shadow import ShadowRefused, shadow  # shadow reads this module
+
+    text = Path(corpus).read_text(encoding="utf-8") if corpus is not None else None
     rows = []
     for path in sorted(Path(folder).glob("*.json")):
         try:
@@ -638,4 +643,9 @@ def captures_summary(folder: Path) -> list[dict]:
                 "refused": verify(capture),
             }
         )
+        if text is not None:
+            try:
+                rows[-1]["shadow"] = shadow(capture, text)
+            except ShadowRefused as error:
+                rows[-1]["shadow_refused"] = str(error)
     return rows
