@@ -22,6 +22,8 @@ from labelling.bench.capture import (
     CaptureError,
     CaptureStopped,
     load_capture,
+    plan,
+    plan_bill,
     run_capture,
     verify,
 )
@@ -63,6 +65,11 @@ def parser() -> argparse.ArgumentParser:
     capture.add_argument(
         "--verify", action="store_true", help="refuse a capture that is no measurement"
     )
+    capture.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the turns it would ask and the loop's bill, and call nothing",
+    )
     capture.set_defaults(run=_capture)
 
     replay = commands.add_parser(
@@ -91,6 +98,15 @@ def _capture(args) -> int:
     if args.transcript is None or args.schema is None:
         print("capture: --transcript and --schema are needed to capture", file=sys.stderr)
         return 2
+    if args.dry_run:
+        the_plan = plan(args.transcript.read_text(encoding="utf-8"), args.schema, args.limit)
+        bill, _ = plan_bill(the_plan, args.cached_rate)
+        print(
+            f"{len(the_plan.asks)} turns of {len(the_plan.transcripts)} transcripts to ask, "
+            f"schema {the_plan.schema}"
+        )
+        print(_bill_line(bill))
+        return 0
     endpoint = Endpoint.from_env()
     path = run_capture(
         args.transcript,
@@ -102,13 +118,19 @@ def _capture(args) -> int:
         say=print,
     )
     data = json.loads(path.read_text(encoding="utf-8"))
-    bill = data["bill"]
-    print(
-        f"{path}: {len(data['turns'])} of {data['planned_turns']} turns; bill "
-        f"{bill['billed_vs_raw']}x raw with prefix caching at {bill['cached_rate']} "
-        f"({bill['compiled']['sent_tokens']} tokens sent, chars/4)"
-    )
+    print(f"{path}: {len(data['turns'])} of {data['planned_turns']} turns")
+    print(_bill_line(data["bill"]))
     return 0
+
+
+def _bill_line(bill: dict) -> str:
+    compiled, raw = bill["compiled"], bill["raw"]
+    return (
+        f"bill ({bill['estimate']}, cached tokens at {bill['cached_rate']}): "
+        f"{compiled['sent_tokens']} tokens sent, {compiled['billed_tokens']} billed; "
+        f"the raw history {raw['sent_tokens']} sent, {raw['billed_tokens']} billed; "
+        f"{bill['sent_vs_raw']}x raw sent, {bill['billed_vs_raw']}x raw billed"
+    )
 
 
 def _shadow(args) -> int:

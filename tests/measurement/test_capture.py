@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -26,6 +27,7 @@ from tests.model_server import Drop, ModelServer, Slow
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "fixtures" / "formats" / "nebius-two-blocks.txt"
 CAPTURES = ROOT / "tests" / "fixtures" / "captures"
+README = ROOT / "README.md"
 TURNS = 7  # assistant turns of the first transcript
 KEY = "sk-test-never-written"
 
@@ -374,3 +376,19 @@ def test_the_summary_lists_every_capture_with_its_verdict_and_names_what_is_not_
     assert rows[2]["refused"] == [
         "its declared keys name a schema slot 11 of 35 times (31%), under 50%"
     ]
+
+
+def readme_block(marker: str) -> str:
+    """The fenced block that follows ``<!-- marker -->`` in the README."""
+    found = re.search(rf"<!-- {marker} -->\n```[a-z]*\n(.*?)```", README.read_text(), re.S)
+    assert found, f"README has no block after <!-- {marker} -->"
+    return found.group(1)
+
+
+def test_a_dry_run_prints_the_bill_the_readme_shows_and_calls_nothing(capsys, tmp_path):
+    args = readme_block("bill-command").replace("\\\n", " ").split()
+    assert args[:3] == ["python", "-m", "labelling.bench"]
+    capsys.readouterr()
+    assert main(args[3:]) == 0
+    assert capsys.readouterr().out == readme_block("bill-output")
+    assert not (ROOT / "unused.json").exists()
