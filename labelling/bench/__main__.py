@@ -55,7 +55,7 @@ def parser() -> argparse.ArgumentParser:
     capture.add_argument("--out", type=Path, required=True, help="the capture file")
     capture.add_argument("--transcript", type=Path, help="the corpus file to replay")
     capture.add_argument("--schema", help="a shipped schema name or a schema file")
-    capture.add_argument("--limit", type=int, help="only the first N transcripts")
+    capture.add_argument("--limit", type=_positive, help="only the first N transcripts")
     capture.add_argument(
         "--cached-rate",
         type=float,
@@ -82,6 +82,13 @@ def parser() -> argparse.ArgumentParser:
     replay.add_argument("--json", action="store_true", help="print the figures as JSON")
     replay.set_defaults(run=_shadow)
     return top
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
 
 
 def _capture(args) -> int:

@@ -279,6 +279,12 @@ def test_a_capture_without_an_endpoint_in_the_environment_is_refused(tmp_path):
     assert not (tmp_path / "c.json").exists()
 
 
+def test_a_limit_below_one_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main([*capture_args(Path("c.json")), "--limit", "0"])
+    assert stopped.value.code == 2
+
+
 def test_the_endpoint_is_not_an_argument(capsys):
     with pytest.raises(SystemExit) as stopped:
         main([*capture_args(Path("c.json")), "--base-url", "http://127.0.0.1:9/v1"])
@@ -392,3 +398,16 @@ def test_a_dry_run_prints_the_bill_the_readme_shows_and_calls_nothing(capsys, tm
     assert main(args[3:]) == 0
     assert capsys.readouterr().out == readme_block("bill-output")
     assert not (ROOT / "unused.json").exists()
+
+
+def test_capture_and_shadow_run_without_django():
+    # the bench is shared by the site's apps and must never need the site's settings
+    code = (
+        "import sys, labelling.bench.__main__, labelling.bench.shadow, labelling.records; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'django'))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert (result.returncode, result.stdout) == (0, "[]\n"), result.stderr
