@@ -7,6 +7,8 @@ block appended to its turn — then splits what it finds:
 
 - turns with a block, and malformed blocks;
 - declared keys that name a schema slot, and those that do not;
+- each in-schema value declared at a turn against the read path's value at that turn (the
+  same, another, none), compiled from that transcript's own prefix;
 - for each key a transcript's declarations named, its value in the final state of the two
   compiles: **added** (only the declarations give it; in schema or off it), **changed**
   (both hold it, differently), **agreed** (both hold the same value), **removed** (the
@@ -101,12 +103,14 @@ def shadow(capture: Capture, corpus_text: str, records: Records | None = None) -
     for turn in capture.turns:
         by_transcript[turn.transcript].append((turn, declaration_of(turn.content)))
     final = Counter({k: 0 for k in FINAL})
+    at_turn = Counter({k: 0 for k in AT_TURN})
     changes = []
     for ident, messages in transcripts.items():
         for row in final_state(messages, by_transcript[ident], schema, slots):
             final[row["outcome"]] += 1
             if row["outcome"] != "agreed":
                 changes.append({"transcript": ident, **row})
+        at_turn.update(against_read_path(messages, by_transcript[ident], schema, slots))
     keys = key_figures(capture)
     return {
         "capture": capture.name,
@@ -120,6 +124,7 @@ def shadow(capture: Capture, corpus_text: str, records: Records | None = None) -
         "off_schema": keys["declared"] - keys["in_schema"],
         "final": dict(final),
         "final_changes": changes,
+        "at_turn": dict(at_turn),
         "values": value_shapes(by_transcript, schema),
         "records": score_records(transcripts, by_transcript, schema, records) if records else None,
     }
@@ -152,6 +157,32 @@ def final_state(messages, turns, schema, slots: set[str]) -> list[dict]:
             outcome = "agreed" if before == after else "changed"
         rows.append({"key": key, "outcome": outcome, "read_path": before, "declared": after})
     return rows
+
+
+AT_TURN = ("same", "other", "read_path_none", "recorded_read_path_differs")
+
+
+def against_read_path(messages, turns, schema, slots: set[str]) -> Counter:
+    """Each in-schema value declared at a turn against the read path's value at that turn.
+
+    The read path is compiled again from the transcript's own prefix; where the capture
+    recorded what it had, a turn whose recorded state differs is counted (the compiler
+    has changed since the capture).
+    """
+    dicts = [message_to_dict(m) for m in messages]
+    counts = Counter()
+    for turn, d in turns:
+        values = [(k, v) for k, v in declared_values(d) if k in slots]
+        if not values and turn.read_path is None:
+            continue
+        _, tel = compile_messages(dicts[: turn.index + 1], schema=schema)
+        read = tel["active_state_slots"]
+        if turn.read_path is not None and turn.read_path != read:
+            counts["recorded_read_path_differs"] += 1
+        for key, value in values:
+            held = read.get(key)
+            counts["read_path_none" if held is None else "same" if held == value else "other"] += 1
+    return counts
 
 
 def clean_block(declaration: dict) -> str:
@@ -254,6 +285,22 @@ def render(figures: dict) -> str:
         ("no_value", "named, no value either way"),
     ):
         lines.append(f"  {label:<48}{final[name]:>5}")
+    at = f["at_turn"]
+    lines.append(
+        f"in-schema values declared, against the read path at their turn "
+        f"({at['same'] + at['other'] + at['read_path_none']} values):"
+    )
+    for name, label in (
+        ("same", "the read path held the same value"),
+        ("other", "the read path held another value"),
+        ("read_path_none", "the read path held none"),
+    ):
+        lines.append(f"  {label:<48}{at[name]:>5}")
+    if at["recorded_read_path_differs"]:
+        lines.append(
+            f"  turns whose recorded read path differs from today's: "
+            f"{at['recorded_read_path_differs']}"
+        )
     values = f["values"]
     lines.append(
         _row("declared values of the wrong shape", values["wrong_shape"], values["with_contract"])

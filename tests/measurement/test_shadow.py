@@ -12,7 +12,12 @@ import pytest
 from compiler import compile_messages, load_schema
 from compiler.messages import message_to_dict
 from labelling.bench.__main__ import main
-from labelling.bench.capture import corpus_transcripts, declaration_of, declared_keys
+from labelling.bench.capture import (
+    corpus_transcripts,
+    declaration_of,
+    declared_keys,
+    declared_values,
+)
 from labelling.bench.capture import load_capture as load
 from labelling.bench.shadow import ShadowRefused, shadow
 from tests.model_server import ModelServer
@@ -110,6 +115,15 @@ def test_the_final_state_split_accounts_once_for_every_key_a_transcript_named(na
         for key in declared_keys(declaration_of(turn.content))
     }
     assert sum(figures["final"].values()) == len(named)
+    slots = set(load_schema("coding").slot_names)
+    in_schema_values = [
+        key
+        for turn in capture.turns
+        for key, _ in declared_values(declaration_of(turn.content))
+        if key in slots
+    ]
+    at = figures["at_turn"]
+    assert at["same"] + at["other"] + at["read_path_none"] == len(in_schema_values)
     for row in figures["final_changes"]:
         assert (row["read_path"] is None) == row["outcome"].startswith(("added", "no_value"))
         assert (row["declared"] is None) == (row["outcome"] in ("removed", "no_value"))
@@ -174,6 +188,22 @@ def test_shadow_splits_what_a_last_turn_declaration_adds_changes_and_agrees_with
     expected[failing] += 1
     assert figures["final"] == expected
     assert (figures["turns_with_block"], figures["declared"], figures["in_schema"]) == (1, 3, 2)
+    failing_then = "other" if "failing_test" in read else "read_path_none"
+    at_turn = {"same": 1, "other": 0, "read_path_none": 0, "recorded_read_path_differs": 0}
+    at_turn[failing_then] += 1
+    assert figures["at_turn"] == at_turn
+
+
+def test_shadow_counts_turns_whose_recorded_read_path_is_not_what_the_compiler_gives_now(
+    model, tmp_path
+):
+    model.reply_with(lambda body: "")
+    made = capture(NEBIUS, "coding", tmp_path / "c.json")
+    assert shadow(load(made), NEBIUS.read_text())["at_turn"]["recorded_read_path_differs"] == 0
+    data = json.loads(made.read_text())
+    data["turns"][3]["read_path"] = {"current_file": "elsewhere.py"}
+    made.write_text(json.dumps(data))
+    assert shadow(load(made), NEBIUS.read_text())["at_turn"]["recorded_read_path_differs"] == 1
 
 
 def test_shadow_scores_declared_values_against_the_airline_records(model, tmp_path, capsys):
