@@ -13,6 +13,7 @@ from compiler import compile_messages, load_schema
 from compiler.messages import message_to_dict
 from labelling.bench.__main__ import main
 from labelling.bench.capture import (
+    captures_summary,
     corpus_transcripts,
     declaration_of,
     declared_keys,
@@ -241,3 +242,14 @@ def test_shadow_takes_records_only_with_their_domain(capsys):
                               str(CAPTURES / "14b.json"), "--records", str(RECORDS))  # fmt: skip
     assert code == 2
     assert "--records and --domain go together" in err
+
+
+def test_the_summary_carries_each_captures_shadow_or_why_there_is_none(tmp_path):
+    for name in ("14b.json", "run1.json"):
+        (tmp_path / name).write_bytes((CAPTURES / name).read_bytes())
+    rows = captures_summary(tmp_path, NEBIUS)
+    assert [r["shadow"] for r in rows] == [
+        shadow(load(tmp_path / name), NEBIUS.read_text()) for name in ("14b.json", "run1.json")
+    ]
+    refused = captures_summary(tmp_path, AIRLINE)
+    assert all("was not made over this corpus" in r["shadow_refused"] for r in refused)
