@@ -5,6 +5,7 @@ real endpoint has: ``Drop()`` closes the connection without a byte of answer (a 
 that died mid-run), ``Slow(text, seconds)`` answers ``text`` after a wait (a model still
 thinking; the wait ends early when the server stops). Every request is recorded before it
 is answered, dropped or delayed, so ``len(server.requests)`` is the number of calls made.
+``status`` other than 200 answers every request with that error, as ``ChatServer`` does.
 
     with ModelServer() as server:
         server.script("<contextgc-state>{...}</contextgc-state>", Drop(), Slow("ok", 30))
@@ -71,6 +72,9 @@ class _ModelHandler(_Handler):
         chat = self.server.chat  # type: ignore[attr-defined]
         headers = {name.lower(): value for name, value in self.headers.items()}
         number, answer = chat._answer(Recorded(self.path, headers, body))
+        if chat.status != 200:
+            self._json(chat.status, {"error": {"message": "upstream is down"}})
+            return
         if isinstance(answer, Drop):
             self.close_connection = True
             return

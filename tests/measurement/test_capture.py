@@ -206,6 +206,21 @@ def test_a_dropped_connection_stops_the_capture_and_a_rerun_costs_one_call(serve
     assert [t["content"] for t in read(out)["turns"]] == REPLIES
 
 
+def test_an_endpoint_answering_with_an_error_stops_the_capture_and_says_so(
+    server, env, tmp_path, capsys
+):
+    server.reply_with(lambda body: GOOD)
+    server.status = 503
+    out = tmp_path / "cap.json"
+    assert main([*capture_args(out), "--limit", "1"]) == 1
+    said = capsys.readouterr().err
+    assert "the endpoint answered HTTP 503" in said
+    assert "0 of 7 turns are saved" in said
+    server.status = 200
+    assert main([*capture_args(out), "--limit", "1"]) == 0
+    assert len(server.requests) == TURNS + 1
+
+
 def test_a_slow_reply_is_waited_for(server, env, tmp_path):
     out = tmp_path / "cap.json"
     server.script(REPLIES[0], Slow(REPLIES[1], 1.0), *REPLIES[2:])
