@@ -76,3 +76,18 @@ def test_release_check_fails_naming_a_package_shipped_beside_the_compiler(tmp_pa
 
     assert done.returncode == 1
     assert "holds files outside the library: ['playground/__init__.py']" in done.stderr
+
+
+def test_release_check_fails_naming_a_compiler_module_the_wheel_leaves_out(tmp_path):
+    project = library_copy(
+        tmp_path, 'include = ["compiler", "compiler.*"]', 'include = ["compiler"]'
+    )
+    (project / "compiler" / "stage").mkdir()
+    (project / "compiler" / "stage" / "__init__.py").write_text("")
+
+    done = release_check(project)
+
+    assert done.returncode == 1
+    assert "the wheel lacks files of the project's compiler/: ['compiler/stage/__init__.py']" in (
+        done.stderr
+    )
