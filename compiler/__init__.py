@@ -6,9 +6,9 @@ No model call, no network, no runtime dependency. Same input, same output.
 from compiler.engine import compile_messages, compile_transcript, run
 from compiler.errors import CompilerError, OptionError, SchemaError, TranscriptError
 from compiler.openai import patch_openai
-from compiler.retire import retirement_violations as get_retirement_violations
-from compiler.schema import list_schemas, load_schema, schema_summary
-from compiler.statedag import StateDAG
+from compiler.state.retire import retirement_violations as get_retirement_violations
+from compiler.state.schema import list_schemas, load_schema, schema_summary
+from compiler.state.statedag import StateDAG
 
 __version__ = "0.1.0"
 

@@ -1,6 +1,6 @@
 """Run the stages in order and say exactly what was done.
 
-    per message (compiler.progress):  strip_compiled_one → declare → classify
+    per message (compiler.fold):  strip_compiled_one → declare → classify
                                       → extract → register (a fold)
     whole history:                    retire → compact → recall → emit
     then:                             telemetry
@@ -16,23 +16,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compiler.classify import Kind
-from compiler.compact import Compacted
-from compiler.declare import POLICIES, Declared
-from compiler.emit import MODES, Emitted, Recall
+from compiler.compact.compact import Compacted
 from compiler.errors import OptionError, SchemaError
-from compiler.formats import formats
+from compiler.fold import Fold
 from compiler.frozen import build
 from compiler.incremental import HISTORIES
-from compiler.items import read_message_list
-from compiler.messages import Message, ParseWarning, message_to_dict, owned
-from compiler.pairing import unpaired
-from compiler.progress import Progress
-from compiler.register import Register
-from compiler.retire import Retired, retirement_violations
-from compiler.schema import Schema, load_schema
-from compiler.telemetry import telemetry
-from compiler.tokens import resolve_counter
+from compiler.layout.emit import MODES, Emitted, Recall
+from compiler.layout.telemetry import telemetry
+from compiler.layout.tokens import resolve_counter
+from compiler.protocol.declare import POLICIES, Declared
+from compiler.read.formats import formats
+from compiler.read.items import read_message_list
+from compiler.read.messages import Message, ParseWarning, message_to_dict, owned
+from compiler.read.pairing import unpaired
+from compiler.state.classify import Kind
+from compiler.state.register import Register
+from compiler.state.retire import Retired, retirement_violations
+from compiler.state.schema import Schema, load_schema
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,7 @@ def compile_messages(messages: list, *, token_counter: Any = None, cache: bool =
         # they need no copy of the caller's lists and dicts of their own.
         parsed = read_message_list(messages, own=False)
         items = len(messages) if isinstance(messages, list | tuple) else None
-        progress = Progress(chosen, by_item=True).extend(parsed.messages, items=items)
+        progress = Fold(chosen, by_item=True).extend(parsed.messages, items=items)
         result = progress.finish(remember=False)
         warnings = (*parsed.warnings, *unpaired(result.original))  # as HISTORIES gives them
     return _finish(result, warnings, started, token_counter)
@@ -213,12 +213,12 @@ def run(messages: tuple[Message, ...], options: Options | None = None, **given) 
     (retire, compact, recall, emit).
 
     Example:
-        >>> from compiler.messages import Message
+        >>> from compiler.read.messages import Message
         >>> run((Message("user", "hi"),)).emitted.messages
         (Message(role='user', content='hi', ...),)
     """
     options = options or Options.build(**given)
-    return Progress(options).extend(messages).finish(remember=False)
+    return Fold(options).extend(messages).finish(remember=False)
 
 
 def _schema(schema: Any) -> Schema | None:

@@ -26,9 +26,9 @@ from django.db import IntegrityError, transaction
 
 import compiler
 from compiler import TranscriptError, load_schema, run
-from compiler.classify import Kind
-from compiler.formats import formats_many
-from compiler.messages import Message, message_from_dict, message_to_dict
+from compiler.read.formats import formats_many
+from compiler.read.messages import Message, message_from_dict, message_to_dict
+from compiler.state.classify import Kind
 from labelling.models import CompileRun, Corpus, CorpusFormat, Extraction, Transcript
 
 # A reader warning that means part of the file was thrown away, not merely tidied:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from django.db import IntegrityError, transaction
 
 from compiler import list_schemas
-from compiler.jsonio import canonical_dumps
+from compiler.read.jsonio import canonical_dumps
 from labelling.models import (
     Corpus,
     Extraction,

@@ -15,7 +15,7 @@ from ninja.errors import HttpError, ValidationError
 
 import compiler
 from compiler import CompilerError
-from compiler.instruction import render_instruction
+from compiler.protocol.instruction import render_instruction
 from playground import errors, limits, service
 from playground.api_schemas import (
     CompileIn,

@@ -6,8 +6,8 @@ from django import forms
 from django.conf import settings
 
 from compiler import list_schemas
-from compiler.declare import POLICIES
-from compiler.emit import MODES
+from compiler.layout.emit import MODES
+from compiler.protocol.declare import POLICIES
 
 NO_SCHEMA = ""
 

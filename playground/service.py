@@ -19,9 +19,9 @@ from compiler import (
     list_schemas,
     load_schema,
 )
-from compiler.block_body import normalise_key
-from compiler.schema import Schema
-from compiler.tokens import ExactCounter
+from compiler.layout.tokens import ExactCounter
+from compiler.protocol.block_body import normalise_key
+from compiler.state.schema import Schema
 
 OPTION_NAMES = (
     "mode",

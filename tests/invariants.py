@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from compiler.engine import Compilation
-from compiler.retire import retirement_violations
+from compiler.state.retire import retirement_violations
 
 
 def assert_invariants(result: Compilation) -> None:

@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler import compile_messages, load_schema
-from compiler.formats import formats_many
 from compiler.incremental import HistoryCache, item_key
-from compiler.messages import message_to_dict
+from compiler.read.formats import formats_many
+from compiler.read.messages import message_to_dict
 
 FIXTURES = Path(__file__).parent / "fixtures" / "formats"
 REAL = [

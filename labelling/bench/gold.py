@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from compiler import dates
+from compiler.state import dates
 
 if TYPE_CHECKING:
     from labelling.bench.compare import Outcome, Transcript

@@ -32,9 +32,9 @@ if str(ROOT) not in sys.path:
 
 import compiler  # noqa: E402
 from compiler.engine import Options, _finish  # noqa: E402
-from compiler.formats import formats_many  # noqa: E402
 from compiler.incremental import HistoryCache  # noqa: E402
-from compiler.messages import message_to_dict  # noqa: E402
+from compiler.read.formats import formats_many  # noqa: E402
+from compiler.read.messages import message_to_dict  # noqa: E402
 
 try:  # the peer, when installed (the bench extra)
     import contextgc

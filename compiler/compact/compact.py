@@ -4,9 +4,10 @@
 records, a directory or search listing, test-runner output, a Python stack trace, a unified
 diff, or long text. It keeps what a model needs (the head rows, the failures, the frames
 around the error, the changed lines), counts what it dropped in the text itself with
-``truncated=true``, and never drops a row that carries a safety signal (``compiler.safety``).
-JSON is cut by ``compiler.compact_json``, the text shapes by ``compiler.compact_text``; this
-module tells them apart and keeps the promises below.
+``truncated=true``, and never drops a row that carries a safety signal
+(``compiler.compact.safety``). JSON is cut by ``compiler.compact.compact_json``, the text
+shapes by ``compiler.compact.compact_text``; this module tells them apart and keeps the
+promises below.
 
 Three guarantees hold for every input: the result is never longer than the input (when
 nothing is gained the original comes back with ``changed=False``), the same input gives the
@@ -25,7 +26,7 @@ Decisions worth knowing:
   such as ``warnings.py`` does match: keeping one extra row is cheap, dropping a real
   warning is not. A body is scanned whole, not line by line, so a phrase wrapped across a
   line break ("Do" / "not exceed") keeps every line it touches.
-- JSON is re-serialised compactly (``compiler.compact_json``); numbers go through
+- JSON is re-serialised compactly (``compiler.compact.compact_json``); numbers go through
   ``float`` like any JSON reader, and a document with a duplicate key is treated as text,
   since re-serialising it would lose one.
 """
@@ -38,8 +39,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from compiler.compact_json import compact_json, summary_floor
-from compiler.compact_text import (
+from compiler.compact.compact_json import compact_json, summary_floor
+from compiler.compact.compact_text import (
     DIFF,
     LONG_CHARS,
     TEST_RUN,
@@ -53,12 +54,9 @@ from compiler.compact_text import (
     is_listing,
     is_long_text,
 )
-from compiler.frozen import build
-from compiler.jsonio import decode_json, exact_numbers, json_text
-from compiler.prefilter import admits, checking_order, fold, required_literals
 
-# the safety scan lives in compiler.safety; these names are read from here too (tests do)
-from compiler.safety import (  # noqa: F401
+# the safety scan lives in compiler.compact.safety; these names are read from here too (tests do)
+from compiler.compact.safety import (  # noqa: F401
     _CARD,
     _EMAIL,
     _SAFETY,
@@ -67,6 +65,9 @@ from compiler.safety import (  # noqa: F401
     has_safety_signal,
     safety_spans,
 )
+from compiler.frozen import build
+from compiler.read.jsonio import decode_json, exact_numbers, json_text
+from compiler.state.prefilter import admits, checking_order, fold, required_literals
 
 HEAD_ROWS = 3  # JSON records kept from the top of a collection
 SHORT_CHARS = 400  # a payload shorter than this is returned as it is
@@ -354,7 +355,7 @@ def omit_review_checklist(text: str) -> str | None:
 
 
 # Each shape: what a body must contain for it to be detected at all (so that the regex
-# scan is spared on most bodies, compiler.prefilter), how it is detected, and compacted.
+# scan is spared on most bodies, compiler.state.prefilter), how it is detected, and compacted.
 _TEXT_SHAPES: tuple[tuple[Shape, tuple, Callable[[str], bool], Callable[[str], Draft]], ...] = (
     (
         Shape.DIFF,

@@ -12,7 +12,7 @@ A record counts as shown again only when the later object has every top-level
 field the earlier one had: a narrower view of the same id replaces nothing.
 
 What a payload repeats of another that stays in front of the model, rather than
-replaces, is ``compiler.repeats``.
+replaces, is ``compiler.compact.repeats``.
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from compiler.classify import Kind
-from compiler.compact import Compacted, unchanged
+from compiler.compact.compact import Compacted, unchanged
+from compiler.compact.safety import has_safety_signal, safety_spans
 from compiler.frozen import build
-from compiler.jsonio import canonical_dumps, decode_json, dumps, encode_basestring
-from compiler.messages import Message
-from compiler.safety import has_safety_signal, safety_spans
+from compiler.read.jsonio import canonical_dumps, decode_json, dumps, encode_basestring
+from compiler.read.messages import Message
+from compiler.state.classify import Kind
 
 FILE_VIEW = re.compile(r"^\[File: (.+?) \(\d+ lines total\)\]", re.MULTILINE)
 _NUMBERED_LINE = re.compile(r"^(\d{1,9}):", re.MULTILINE)  # (a line number, not any digits)

@@ -33,7 +33,7 @@ Decisions, each pinned by a test:
 - Stripping repeats until nothing is left that a later compile would parse, so
   it is idempotent; pathological nesting beyond ``_MAX_PASSES`` is defused by
   rewriting the tag name.
-- Each body found is read by ``compiler.block_body``, which says how.
+- Each body found is read by ``compiler.protocol.block_body``, which says how.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ import json
 import re
 from itertools import pairwise
 
-from compiler.block_body import (
+from compiler.protocol.block_body import (
     EMPTY,
     MARK,
     MAX_VALUE_CHARS,

@@ -1,5 +1,5 @@
 """Reading message dicts: already decoded OpenAI-shaped messages, whatever shape of
-transcript they came in (``compiler.formats`` finds them), as ``Message`` objects.
+transcript they came in (``compiler.read.formats`` finds them), as ``Message`` objects.
 
 A reader meets the same few spellings over and over (``{"role": "user", "content":
 …}``), so the common item is read without building anything for the warnings an odd
@@ -16,7 +16,7 @@ from operator import attrgetter
 from typing import Any
 
 from compiler.frozen import build
-from compiler.messages import (
+from compiler.read.messages import (
     API_ROLES,
     Message,
     ParseWarning,

@@ -1,7 +1,7 @@
 """What a payload repeats that another one, still in front of the model, shows already.
 
 ``progress`` decides which payloads are visible and which one is shown again
-(``Progress._repeats``); these helpers only rewrite one text, and each returns None when it
+(``Fold._repeats``); these helpers only rewrite one text, and each returns None when it
 changes nothing. A JSON value shown verbatim earlier becomes a pointer to that turn
 (``write_pointers``), and SWE-agent status lines that repeat what was stated above are left
 out (``drop_repeated_status``).
@@ -14,7 +14,9 @@ import re
 from collections.abc import Sequence
 from enum import StrEnum
 
-from compiler.jsonio import (
+from compiler.compact.safety import has_safety_signal
+from compiler.compact.stale import FILE_VIEW
+from compiler.read.jsonio import (
     canonical_dumps,
     decode_json,
     dumps,
@@ -22,8 +24,6 @@ from compiler.jsonio import (
     json_text,
     may_be_json,
 )
-from compiler.safety import has_safety_signal
-from compiler.stale import FILE_VIEW
 
 _DECODER = json.JSONDecoder()
 

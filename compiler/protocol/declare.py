@@ -11,14 +11,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from compiler.arguments import strip_blocks_in_arguments
-from compiler.contracts import satisfies
-from compiler.extract import Observation, Op, Provenance
 from compiler.frozen import build
-from compiler.messages import Message, ToolCall, content_text, with_content
-from compiler.protocol import protocol, strip_blocks
-from compiler.register import Refusal
-from compiler.schema import Schema
+from compiler.protocol.arguments import strip_blocks_in_arguments
+from compiler.protocol.protocol import protocol, strip_blocks
+from compiler.read.messages import Message, ToolCall, content_text, with_content
+from compiler.state.contracts import satisfies
+from compiler.state.extract import Observation, Op, Provenance
+from compiler.state.register import Refusal
+from compiler.state.schema import Schema
 
 POLICIES = ("flag", "reject", "off")
 DECLARING_ROLES = frozenset({"assistant"})
@@ -98,7 +98,7 @@ class DeclareState:
                 "blocks_stripped",
                 "blocks_in_untrusted_roles",
                 "value_shape_rejected",
-                "carried_from_header",  # read back from a compiled header (compiler.progress)
+                "carried_from_header",  # read back from a compiled header (compiler.fold)
             ),
             0,
         )

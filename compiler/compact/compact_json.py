@@ -1,7 +1,7 @@
 """Compact a JSON payload: its largest collection of records becomes a header, the rows
 kept (the head rows and every row the caller must keep) and a count of the rest.
 
-This is the JSON half of ``compiler.compact``, which passes in what a row that must be
+This is the JSON half of ``compiler.compact.compact``, which passes in what a row that must be
 kept looks like (``signal``, a safety signal there). The other fields of the payload are
 re-serialised compactly around the collection; when a summary would not be shorter, the
 payload comes back as plain compact JSON.
@@ -28,7 +28,7 @@ from itertools import islice, repeat
 from typing import Any, NamedTuple
 
 from compiler.frozen import build
-from compiler.jsonio import (
+from compiler.read.jsonio import (
     CHECKING_DECODER,
     decode_json,
     dumps,
@@ -153,7 +153,7 @@ def _plain_size(value: Any, found: _Collection, rest: str | None) -> tuple[int, 
 def summary_floor(value: Any, cut_chars: int) -> int:
     """A lower bound on the length of every text ``compact_json`` can make of ``value`` (a
     summary, or plain compact JSON, or that with each string over ``cut_chars`` cut, as
-    ``compiler.compact`` cuts it), from the top level of a JSON object alone, so nothing is
+    ``compiler.compact.compact`` cuts it), from the top level of a JSON object alone, so nothing is
     written: 0 when there is none.
 
     Every output keeps each top-level key, but at most one (the collection's, taken out of

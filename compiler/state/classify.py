@@ -13,9 +13,9 @@ import json
 import re
 from enum import StrEnum
 
-from compiler.jsonio import may_be_json
-from compiler.messages import Message
-from compiler.prefilter import admits, checking_order, fold, required_literals
+from compiler.read.jsonio import may_be_json
+from compiler.read.messages import Message
+from compiler.state.prefilter import admits, checking_order, fold, required_literals
 
 
 class Kind(StrEnum):
@@ -74,7 +74,7 @@ _OFFER_WORDS = re.compile(
     re.IGNORECASE,
 )
 _PRICE = re.compile(r"\$\s?\d")
-# what a text must contain for a marker or a price to be found in it (compiler.prefilter)
+# what a text must contain for a marker or a price to be found in it (compiler.state.prefilter)
 _MENU_NEEDS = checking_order(required_literals(_MENU_MARKERS))
 _PRICE_NEEDS = checking_order(required_literals(_PRICE))
 
@@ -87,7 +87,7 @@ def classify(messages: tuple[Message, ...]) -> tuple[Kind, ...]:
     issue text), unless it starts like tool output.
 
     Example:
-        >>> from compiler.messages import Message
+        >>> from compiler.read.messages import Message
         >>> classify((Message("user", "open main.py please"),
         ...           Message("user", "Traceback (most recent call last):\\n  x")))
         (<Kind.SPEECH: 'speech'>, <Kind.MACHINE: 'machine_output'>)

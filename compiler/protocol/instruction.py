@@ -1,4 +1,4 @@
-"""The instruction that teaches an agent the write protocol (``compiler.protocol``), and
+"""The instruction that teaches an agent the write protocol (``compiler.protocol.protocol``), and
 the exact pattern of what it writes, so a recompile removes this text and nothing else.
 
 The instruction names the schema's slots; ``engine`` puts it where ``emit`` places it
@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from compiler.block_body import normalise_key
+from compiler.protocol.block_body import normalise_key
 
 INSTRUCTION_START = "[STATE_PROTOCOL]"
 INSTRUCTION_END = "[/STATE_PROTOCOL]"

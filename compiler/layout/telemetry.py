@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from compiler.messages import Message, message_to_dict
-from compiler.retire import retirement_violations
-from compiler.tokens import CharEstimator
+from compiler.layout.tokens import CharEstimator
+from compiler.read.messages import Message, message_to_dict
+from compiler.state.retire import retirement_violations
 
 
 def message_tokens(counter, message: Message | dict) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from compiler.messages import Message, ParseWarning
+from compiler.read.messages import Message, ParseWarning
 
 
 def unpaired(messages: Sequence[Message]) -> list[ParseWarning]:
@@ -23,7 +23,7 @@ def unpaired(messages: Sequence[Message]) -> list[ParseWarning]:
     without one answers the open call, by name where it gives one.
 
     Example:
-        >>> from compiler.messages import ToolCall
+        >>> from compiler.read.messages import ToolCall
         >>> calls = (ToolCall("search", "{}", "c1"), ToolCall("book", "{}", "c2"))
         >>> history = [Message("assistant", None, tool_calls=calls, line=1),
         ...            Message("tool", "[]", tool_call_id="c1", line=2),

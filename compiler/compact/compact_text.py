@@ -1,9 +1,9 @@
 """The text shapes of a tool payload: listings, test-runner output, stack traces, diffs and
-long text (``compiler.compact`` tries them in order, after JSON).
+long text (``compiler.compact.compact`` tries them in order, after JSON).
 
 Each ``compact_*`` function cuts a body it was given into units (a line, a frame, a piece
 of a long line), keeps what a model needs and every unit a safety match touches
-(``compiler.safety``), and puts one marker with ``truncated=true`` where the rest was. It
+(``compiler.compact.safety``), and puts one marker with ``truncated=true`` where the rest was. It
 returns a ``Draft``: the text and its row counts. Whether the draft is shorter than the
 body, and so used at all, is for the caller to decide.
 """
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from itertools import accumulate
 from typing import NamedTuple
 
-from compiler.safety import segments_touched
+from compiler.compact.safety import segments_touched
 
 LONG_CHARS = 1500  # plain text longer than this is cut to head and tail
 HEAD_CHARS = 500

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from compiler.classify import Kind
-from compiler.extract import Provenance
-from compiler.register import REVOKED_SLOT, Entry, Register, value_key
+from compiler.state.classify import Kind
+from compiler.state.extract import Provenance
+from compiler.state.register import REVOKED_SLOT, Entry, Register, value_key
 
 KEEP_LAST = 2
 
@@ -66,8 +66,8 @@ def retire(
     safety signal ("my son has a severe peanut allergy") besides its superseded address.
 
     Example:
-        >>> from compiler.extract import Observation
-        >>> from compiler.register import register
+        >>> from compiler.state.extract import Observation
+        >>> from compiler.state.register import register
         >>> reg = register((Observation("f", "a.py", 0), Observation("f", "b.py", 2)))
         >>> retire(reg, (Kind.SPEECH,) * 5)
         (Retired(turn=0, superseded=(('f', 2),), revoked=frozenset()),)
@@ -114,8 +114,8 @@ def disputed_turns(register: Register) -> frozenset[int]:
     disagrees once, and keeping every repetition would stop a long session retiring.
 
     Example:
-        >>> from compiler.extract import Observation, Provenance
-        >>> from compiler.register import register
+        >>> from compiler.state.extract import Observation, Provenance
+        >>> from compiler.state.register import register
         >>> said = Observation("addr", "9 Elm", 2, Provenance.INFERRED)
         >>> declared = Observation("addr", "3 Oak", 1, Provenance.DECLARED)
         >>> disputed_turns(register((declared, said)))
@@ -153,8 +153,8 @@ def hedged_turns(register: Register) -> frozenset[int]:
     shows nothing of the value.
 
     Example:
-        >>> from compiler.extract import Observation, Op, Provenance
-        >>> from compiler.register import register
+        >>> from compiler.state.extract import Observation, Op, Provenance
+        >>> from compiler.state.register import register
         >>> firm = Observation("gate", "A3", 1)
         >>> guess = Observation("gate", "B12", 3, Provenance.DECLARED, op=Op.UNSURE)
         >>> hedged_turns(register((firm, guess)))
@@ -195,8 +195,8 @@ def retirement_violations(register: Register, proposed) -> list[Violation]:
     """Live facts that retiring ``proposed`` turns would leave with no support.
 
     Example:
-        >>> from compiler.extract import Observation
-        >>> from compiler.register import register
+        >>> from compiler.state.extract import Observation
+        >>> from compiler.state.register import register
         >>> reg = register((Observation("pay", "card", 0),))
         >>> retirement_violations(reg, {0})
         [Violation(slot='pay', value='card', turn=0, supports=(0,))]

@@ -1,6 +1,6 @@
 """A ``<contextgc-state>`` block's JSON body, read into what it declares.
 
-``compiler.protocol`` finds the blocks in a turn's text and strips them; this module
+``compiler.protocol.protocol`` finds the blocks in a turn's text and strips them; this module
 parses each body it found and merges them, in the order written, into one
 ``Declaration``. It is pure and never raises.
 

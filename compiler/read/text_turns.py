@@ -13,8 +13,8 @@ import json
 import re
 from dataclasses import replace
 
-from compiler.items import ROLE_NAMES, Format, Parsed
-from compiler.messages import Message, ParseWarning, ToolCall
+from compiler.read.items import ROLE_NAMES, Format, Parsed
+from compiler.read.messages import Message, ParseWarning, ToolCall
 
 _ROLE_WORD = "|".join(sorted(ROLE_NAMES, key=lambda word: (-len(word), word)))
 # re.ASCII: under Unicode case folding "ſystem" would match "system".

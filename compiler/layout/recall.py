@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from compiler.emit import Recall
-from compiler.messages import Message
+from compiler.layout.emit import Recall
+from compiler.read.messages import Message
 
 MIN_SCORE = 0.2
 _WORD = re.compile(r"[a-z0-9]+(?:[_./-][a-z0-9]+)*")

@@ -15,18 +15,18 @@ import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
 
-from compiler.classify import Kind
 from compiler.frozen import build
-from compiler.jsonio import decode_json
-from compiler.messages import Message
-from compiler.prefilter import (
+from compiler.read.jsonio import decode_json
+from compiler.read.messages import Message
+from compiler.state.classify import Kind
+from compiler.state.prefilter import (
     admits,
     checking_order,
     fold,
     required_literals,
     starts_of,
 )
-from compiler.schema import Schema, Slot, path_steps
+from compiler.state.schema import Schema, Slot, path_steps
 
 
 class Op(StrEnum):
@@ -103,8 +103,8 @@ def extract(
     declaration speaks for them, so the text beside it is not read for them.
 
     Example:
-        >>> from compiler.schema import load_schema
-        >>> from compiler.classify import classify
+        >>> from compiler.state.schema import load_schema
+        >>> from compiler.state.classify import classify
         >>> msgs = (Message("assistant", "Now editing `src/app.py`."),)
         >>> [(o.slot, o.value) for o in extract(msgs, classify(msgs), load_schema("coding"))]
         [('current_file', 'src/app.py')]
@@ -123,7 +123,7 @@ def extract_message(
 ):
     """What one message says (read path) and did (action path). ``memo`` holds the JSON
     texts decoded before (``jsonio.decode_json``): the read keys decode the same
-    tool-call arguments (``compiler.stale``)."""
+    tool-call arguments (``compiler.compact.stale``)."""
     found: list[Observation] = []
     if kind is _SPEECH and message.role in SPEAKING_ROLES:
         found = extract_turn(message.content or "", turn, schema)
@@ -143,8 +143,8 @@ def extract_actions(calls, turn: int, acting: dict, memo=None) -> list[Observati
     looked at, not what it settled on.
 
     Example:
-        >>> from compiler.messages import ToolCall
-        >>> from compiler.schema import ActionMap
+        >>> from compiler.read.messages import ToolCall
+        >>> from compiler.state.schema import ActionMap
         >>> acting = {"book": (("cabin_class", ActionMap("book", "cabin")),)}
         >>> [(o.slot, o.value, o.provenance.value) for o in
         ...  extract_actions((ToolCall("book", '{"cabin": "business"}'),), 3, acting)]

@@ -14,7 +14,7 @@ Two counters ship:
 Counting text versus counting messages: a counter counts the tokens of *text*
 only, so the empty string counts 0 with both counters (exact BPE gives 0 too,
 which keeps the two interchangeable). Per-message overhead (role, delimiters) is
-the caller's business; ``compiler.telemetry.message_tokens`` counts each message
+the caller's business; ``compiler.layout.telemetry.message_tokens`` counts each message
 as at least 1.
 
 Every counter is deterministic: the same text gives the same count on every run.

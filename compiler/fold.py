@@ -1,12 +1,12 @@
 """The stages as a fold over messages.
 
-``Progress`` holds what the per-message stages derived from a history so far —
+``Fold`` holds what the per-message stages derived from a history so far —
 markup stripped, declarations read, kind, observations folded into the
 register, read keys — and extends it one message at a time. ``finish`` then
 does the whole-history work (retirement, stale reads, layout), which is linear
-in the history and cheap. A full compile is ``Progress`` from empty; an agent
+in the history and cheap. A full compile is ``Fold`` from empty; an agent
 loop that calls again with one more turn resumes a copy of the previous
-``Progress`` (see ``compiler.incremental``), so both take the same code path
+``Fold`` (see ``compiler.incremental``), so both take the same code path
 and give the same bytes.
 """
 
@@ -15,30 +15,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from compiler.classify import Kind, classify_next
-from compiler.compact import (
+from compiler.compact.compact import (
     Compacted,
     compact,
     compacts_longer_than,
     has_review_checklist,
     omit_review_checklist,
 )
-from compiler.declare import DeclareState
-from compiler.emit import (
-    REGISTER_MARKER,
-    STATE_MARKER,
-    STRIPPED_ROLES,
-    declared_in_header,
-    emit,
-    strip_compiled_one,
-)
-from compiler.extract import PROVENANCE_RANK, extract_message
-from compiler.frozen import build
-from compiler.instruction import render_instruction
-from compiler.messages import Message, with_content
-from compiler.recall import recall
-from compiler.register import RegisterFold
-from compiler.repeats import (
+from compiler.compact.repeats import (
     Repeat,
     drop_repeated_status,
     first_shown,
@@ -48,15 +32,37 @@ from compiler.repeats import (
     status_values,
     write_pointers,
 )
-from compiler.retire import retire
-from compiler.safety import has_safety_signal
-from compiler.stale import elide, elide_record, fresh_payloads, next_read_key, replaced_reads
+from compiler.compact.safety import has_safety_signal
+from compiler.compact.stale import (
+    elide,
+    elide_record,
+    fresh_payloads,
+    next_read_key,
+    replaced_reads,
+)
+from compiler.frozen import build
+from compiler.layout.emit import (
+    REGISTER_MARKER,
+    STATE_MARKER,
+    STRIPPED_ROLES,
+    declared_in_header,
+    emit,
+    strip_compiled_one,
+)
+from compiler.layout.recall import recall
+from compiler.protocol.declare import DeclareState
+from compiler.protocol.instruction import render_instruction
+from compiler.read.messages import Message, with_content
+from compiler.state.classify import Kind, classify_next
+from compiler.state.extract import PROVENANCE_RANK, extract_message
+from compiler.state.register import RegisterFold
+from compiler.state.retire import retire
 
 if TYPE_CHECKING:
     from compiler.engine import Compilation, Options
 
 
-class Progress:
+class Fold:
     """Per-message stage results for a history, extendable and copyable."""
 
     def __init__(self, options: Options, *, by_item: bool = False):
@@ -105,8 +111,8 @@ class Progress:
         self.stated: list[tuple[str | None, str | None]] = []
         self.statuses = False
 
-    def copy(self) -> Progress:
-        twin = Progress.__new__(Progress)
+    def copy(self) -> Fold:
+        twin = Fold.__new__(Fold)
         twin.__dict__.update(self.__dict__)
         lists = ("keys", "original", "warnings", "clean", "kinds", "read_keys", "sources", "stated")
         for name in lists:
@@ -121,7 +127,7 @@ class Progress:
         twin.fold = self.fold.copy()
         return twin
 
-    def extend(self, messages, keys=None, warnings=(), items=None) -> Progress:
+    def extend(self, messages, keys=None, warnings=(), items=None) -> Fold:
         """Fold more messages in. ``keys`` identify the input items they came from;
         ``items`` is how many items those were (by default one per message, or per key)."""
         for message in messages:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler.errors import SchemaError
-from compiler.prefilter import (
+from compiler.state.prefilter import (
     TEXT_START,
     Checks,
     checking_order,
@@ -38,7 +38,7 @@ from compiler.prefilter import (
     word_char,
 )
 
-SCHEMA_DIR = Path(__file__).with_name("schemas")
+SCHEMA_DIR = Path(__file__).parent.parent / "schemas"
 PATTERN_FLAGS = re.IGNORECASE
 
 

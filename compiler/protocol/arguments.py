@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import re
 
-from compiler.block_body import MARK, normalise_key
-from compiler.protocol import strip_blocks
+from compiler.protocol.block_body import MARK, normalise_key
+from compiler.protocol.protocol import strip_blocks
 
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)  # in valid JSON, quotes open strings

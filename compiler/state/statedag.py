@@ -6,12 +6,12 @@ passed as ``schema=`` to ``compile_messages``.
 
 from __future__ import annotations
 
-from compiler.classify import Kind
 from compiler.errors import SchemaError
-from compiler.extract import Observation, extract_turn
-from compiler.register import Register, RegisterFold
-from compiler.retire import Retired, Violation, retire, retirement_violations
-from compiler.schema import Schema, Slot, compile_pattern, load_schema
+from compiler.state.classify import Kind
+from compiler.state.extract import Observation, extract_turn
+from compiler.state.register import Register, RegisterFold
+from compiler.state.retire import Retired, Violation, retire, retirement_violations
+from compiler.state.schema import Schema, Slot, compile_pattern, load_schema
 
 
 class StateDAG:

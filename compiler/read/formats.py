@@ -12,7 +12,7 @@ OpenAI-shaped message dicts. The shapes, tried in this order:
    is read as plain text instead.
 2. JSONL: one JSON object per line, each a message or a record. Bad lines are
    reported by number and skipped.
-3. Plain text: ``role: text`` lines (``compiler.text_turns``). A ``---`` line followed
+3. Plain text: ``role: text`` lines (``compiler.read.text_turns``). A ``---`` line followed
    by a ``# <id> (<model>)`` header, or by nothing, ends a transcript: that is
    the nebius corpus layout.
 
@@ -51,7 +51,7 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from compiler.errors import TranscriptError
-from compiler.items import (
+from compiler.read.items import (
     ROLE_NAMES,
     Format,
     Parsed,
@@ -60,9 +60,9 @@ from compiler.items import (
     parsed_items,
     read_message_list,
 )
-from compiler.messages import ParseWarning
-from compiler.pairing import unpaired
-from compiler.text_turns import read_text, split_lines, starts_turn, text_entries
+from compiler.read.messages import ParseWarning
+from compiler.read.pairing import unpaired
+from compiler.read.text_turns import read_text, split_lines, starts_turn, text_entries
 
 # Which key makes a JSON object a transcript record, the type it must have,
 # and the format it means; first match wins.
@@ -575,5 +575,5 @@ def _named(where: str) -> Callable[[int], str]:
     return lambda index: where
 
 
-# read_message_list (compiler.items) is read here too: this module reads every shape
+# read_message_list (compiler.read.items) is read here too: this module reads every shape
 __all__ = ["ROLE_NAMES", "Format", "Parsed", "formats", "formats_many", "read_message_list"]

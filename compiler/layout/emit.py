@@ -20,11 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from json.encoder import encode_basestring
 
-from compiler.extract import Op, Provenance
 from compiler.frozen import build
-from compiler.instruction import INSTRUCTION
-from compiler.messages import Message, with_content
-from compiler.register import Entry, Register
+from compiler.protocol.instruction import INSTRUCTION
+from compiler.read.messages import Message, with_content
+from compiler.state.extract import Op, Provenance
+from compiler.state.register import Entry, Register
 
 STATE_MARKER = "[ACTIVE_AGENT_STATE]"
 REGISTER_MARKER = "[STATE_REGISTER]"
