@@ -13,7 +13,6 @@ and give the same bytes.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from compiler.compact.compact import (
     Compacted,
@@ -40,6 +39,7 @@ from compiler.compact.stale import (
     next_read_key,
     replaced_reads,
 )
+from compiler.facts import PROVENANCE_RANK
 from compiler.frozen import build
 from compiler.layout.emit import (
     REGISTER_MARKER,
@@ -54,12 +54,10 @@ from compiler.protocol.declare import DeclareState
 from compiler.protocol.instruction import render_instruction
 from compiler.read.messages import Message, with_content
 from compiler.state.classify import Kind, classify_next
-from compiler.state.extract import PROVENANCE_RANK, extract_message
+from compiler.state.extract import extract_message
 from compiler.state.register import RegisterFold
 from compiler.state.retire import retire
-
-if TYPE_CHECKING:
-    from compiler.engine import Compilation, Options
+from compiler.types import Compilation, Options
 
 
 class Fold:
@@ -214,8 +212,6 @@ class Fold:
         """The whole-history stages: retire, compact, recall, emit. ``remember``: this
         progress is kept for later calls, so the result memoises what it builds from
         messages the progress holds; a one-off compile remembers nothing."""
-        from compiler.engine import Compilation
-
         options = self.options
         compacting = options.mode == "compact"
         clean, kinds = tuple(self.clean), tuple(self.kinds)

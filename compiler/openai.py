@@ -21,9 +21,10 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from compiler.engine import Options, compile_messages
+from compiler.engine import compile_messages
 from compiler.errors import OptionError
 from compiler.layout.tokens import resolve_counter
+from compiler.types import Options
 
 TELEMETRY_ATTRIBUTE = "context_gc"
 # Marks on a wrapper: the unpatched ``create`` and the options it compiles with.

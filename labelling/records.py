@@ -370,7 +370,7 @@ def score_entry(
     """The bucket of one entry, the reason, the state it matched, and the states used.
 
     Example:
-        >>> from compiler.state.extract import Provenance
+        >>> from compiler.facts import Provenance
         >>> db = Database.of({Kind.RESERVATION: {}, Kind.USER: {}})
         >>> booked = {"reservation_id": "R1", "flights": [], "cabin": "business"}
         >>> states = [Snapshot(7, Kind.RESERVATION, "R1", booked)]

@@ -28,14 +28,13 @@ from compiler.compact.safety import (
     safety_spans,
 )
 from compiler.compact.stale import _canonical, elide, elide_record, record_rows, safety_lines
+from compiler.facts import PROVENANCE_RANK, Provenance
 from compiler.layout.emit import _quote
 from compiler.read.items import _plain_item, _read_item
 from compiler.read.jsonio import may_be_json
 from compiler.read.messages import Message, ToolCall
 from compiler.state.classify import Kind
 from compiler.state.extract import (
-    PROVENANCE_RANK,
-    Provenance,
     argument_at,
     clean_value,
     extract_message,

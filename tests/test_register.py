@@ -5,8 +5,8 @@ import unicodedata
 import pytest
 
 from compiler import StateDAG, compile_messages, load_schema
+from compiler.facts import Observation, Op, Provenance
 from compiler.state.classify import Kind
-from compiler.state.extract import Observation, Op, Provenance
 from compiler.state.register import MAX_FACTS, MAX_VALUE_CHARS, register
 from compiler.state.retire import retire, retirement_violations
 

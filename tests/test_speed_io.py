@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.engine import Options
 from compiler.fold import Fold
 from compiler.frozen import build, maker
 from compiler.layout.emit import (
@@ -34,6 +33,7 @@ from compiler.read.messages import (
     with_content,
 )
 from compiler.state.schema import load_schema
+from compiler.types import Options
 
 
 class Tags(list):

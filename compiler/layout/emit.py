@@ -20,10 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from json.encoder import encode_basestring
 
+from compiler.facts import Op, Provenance
 from compiler.frozen import build
 from compiler.protocol.instruction import INSTRUCTION
 from compiler.read.messages import Message, with_content
-from compiler.state.extract import Op, Provenance
 from compiler.state.register import Entry, Register
 
 STATE_MARKER = "[ACTIVE_AGENT_STATE]"

@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
+from compiler.facts import Observation, Op, Provenance
 from compiler.frozen import build
 from compiler.protocol.arguments import strip_blocks_in_arguments
 from compiler.protocol.protocol import protocol, strip_blocks
 from compiler.read.messages import Message, ToolCall, content_text, with_content
 from compiler.state.contracts import satisfies
-from compiler.state.extract import Observation, Op, Provenance
 from compiler.state.register import Refusal
 from compiler.state.schema import Schema
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from dataclasses import dataclass
-from enum import StrEnum
 
+from compiler.facts import Observation, Op, Provenance
 from compiler.frozen import build
 from compiler.read.jsonio import decode_json
 from compiler.read.messages import Message
@@ -28,38 +27,10 @@ from compiler.state.prefilter import (
 )
 from compiler.state.schema import Schema, Slot, path_steps
 
-
-class Op(StrEnum):
-    ASSERT = "assert"
-    PIN = "pin"
-    REVOKE = "revoke"
-    UNSURE = "unsure"
-
-
-class Provenance(StrEnum):
-    DECLARED = "declared"
-    ACTED = "acted"
-    INFERRED = "inferred"
-
-
-PROVENANCE_RANK = {Provenance.INFERRED: 0, Provenance.ACTED: 1, Provenance.DECLARED: 2}
 SPEAKING_ROLES = frozenset({"user", "assistant"})
 # Members named once per message or match, under module names: looking a member up on its
 # enum costs several times reading a global.
 _SPEECH, _INFERRED, _ACTED, _ASSERT = Kind.SPEECH, Provenance.INFERRED, Provenance.ACTED, Op.ASSERT
-
-
-@dataclass(frozen=True)
-class Observation:
-    """One value for one slot, seen at one turn."""
-
-    slot: str
-    value: str
-    turn: int
-    provenance: Provenance = Provenance.INFERRED
-    start: int = 0
-    end: int = 0
-    op: Op = Op.ASSERT
 
 
 def _observed(slot, value, turn, provenance, start=0, end=0) -> Observation:

@@ -19,9 +19,9 @@ import unicodedata
 from dataclasses import dataclass, field
 from functools import partial
 
+from compiler.facts import PROVENANCE_RANK, Observation, Op, Provenance
 from compiler.frozen import build
 from compiler.state.dates import iso_date
-from compiler.state.extract import PROVENANCE_RANK, Observation, Op, Provenance
 
 MAX_FACTS = 64
 MAX_VALUE_CHARS = 512
@@ -309,7 +309,7 @@ def register(observations: tuple[Observation, ...], *, immutable=frozenset()) ->
     """Fold observations (in turn order) into the state register.
 
     Example:
-        >>> from compiler.state.extract import Observation
+        >>> from compiler.facts import Observation
         >>> reg = register((Observation("cabin", "economy", 0),
         ...                 Observation("cabin", "Economy", 2),
         ...                 Observation("cabin", "business", 4)))

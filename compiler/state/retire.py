@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from compiler.facts import Provenance
 from compiler.state.classify import Kind
-from compiler.state.extract import Provenance
 from compiler.state.register import REVOKED_SLOT, Entry, Register, value_key
 
 KEEP_LAST = 2
@@ -66,7 +66,7 @@ def retire(
     safety signal ("my son has a severe peanut allergy") besides its superseded address.
 
     Example:
-        >>> from compiler.state.extract import Observation
+        >>> from compiler.facts import Observation
         >>> from compiler.state.register import register
         >>> reg = register((Observation("f", "a.py", 0), Observation("f", "b.py", 2)))
         >>> retire(reg, (Kind.SPEECH,) * 5)
@@ -114,7 +114,7 @@ def disputed_turns(register: Register) -> frozenset[int]:
     disagrees once, and keeping every repetition would stop a long session retiring.
 
     Example:
-        >>> from compiler.state.extract import Observation, Provenance
+        >>> from compiler.facts import Observation, Provenance
         >>> from compiler.state.register import register
         >>> said = Observation("addr", "9 Elm", 2, Provenance.INFERRED)
         >>> declared = Observation("addr", "3 Oak", 1, Provenance.DECLARED)
@@ -153,7 +153,7 @@ def hedged_turns(register: Register) -> frozenset[int]:
     shows nothing of the value.
 
     Example:
-        >>> from compiler.state.extract import Observation, Op, Provenance
+        >>> from compiler.facts import Observation, Op, Provenance
         >>> from compiler.state.register import register
         >>> firm = Observation("gate", "A3", 1)
         >>> guess = Observation("gate", "B12", 3, Provenance.DECLARED, op=Op.UNSURE)
@@ -195,7 +195,7 @@ def retirement_violations(register: Register, proposed) -> list[Violation]:
     """Live facts that retiring ``proposed`` turns would leave with no support.
 
     Example:
-        >>> from compiler.state.extract import Observation
+        >>> from compiler.facts import Observation
         >>> from compiler.state.register import register
         >>> reg = register((Observation("pay", "card", 0),))
         >>> retirement_violations(reg, {0})

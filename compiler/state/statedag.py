@@ -7,8 +7,9 @@ passed as ``schema=`` to ``compile_messages``.
 from __future__ import annotations
 
 from compiler.errors import SchemaError
+from compiler.facts import Observation
 from compiler.state.classify import Kind
-from compiler.state.extract import Observation, extract_turn
+from compiler.state.extract import extract_turn
 from compiler.state.register import Register, RegisterFold
 from compiler.state.retire import Retired, Violation, retire, retirement_violations
 from compiler.state.schema import Schema, Slot, compile_pattern, load_schema

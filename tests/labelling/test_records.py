@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from compiler.facts import Provenance
 from compiler.read.messages import Message
-from compiler.state.extract import Provenance
 from compiler.state.register import Entry
 from labelling import records
 from labelling.records import Bucket, Database, Kind, Snapshot, score_entry
