@@ -16,12 +16,10 @@ from typing import Any
 
 from compiler.fold import Fold
 from compiler.incremental import HISTORIES
+from compiler.layout import resolve_counter
 from compiler.layout.telemetry import telemetry
-from compiler.layout.tokens import resolve_counter
+from compiler.read import Message, read_message_list, unpaired
 from compiler.read.formats import formats
-from compiler.read.items import read_message_list
-from compiler.read.messages import Message
-from compiler.read.pairing import unpaired
 from compiler.types import Compilation, Options
 
 

@@ -14,48 +14,41 @@ from __future__ import annotations
 
 import re
 
-from compiler.compact.compact import (
+from compiler.compact import (
     Compacted,
-    compact,
-    compacts_longer_than,
-    has_review_checklist,
-    omit_review_checklist,
-)
-from compiler.compact.repeats import (
     Repeat,
+    compacts_longer_than,
     drop_repeated_status,
+    elide,
+    elide_record,
     first_shown,
+    fresh_payloads,
+    has_review_checklist,
+    has_safety_signal,
     inner_values,
     json_values,
     nested_fields,
+    next_read_key,
+    omit_review_checklist,
+    replaced_reads,
     status_values,
     write_pointers,
 )
-from compiler.compact.safety import has_safety_signal
-from compiler.compact.stale import (
-    elide,
-    elide_record,
-    fresh_payloads,
-    next_read_key,
-    replaced_reads,
-)
+from compiler.compact.compact import compact
 from compiler.facts import PROVENANCE_RANK
 from compiler.frozen import build
-from compiler.layout.emit import (
+from compiler.layout import (
     REGISTER_MARKER,
     STATE_MARKER,
     STRIPPED_ROLES,
     declared_in_header,
-    emit,
     strip_compiled_one,
 )
+from compiler.layout.emit import emit
 from compiler.layout.recall import recall
-from compiler.protocol.declare import DeclareState
-from compiler.protocol.instruction import render_instruction
-from compiler.read.messages import Message, with_content
-from compiler.state.classify import Kind, classify_next
-from compiler.state.extract import extract_message
-from compiler.state.register import RegisterFold
+from compiler.protocol import DeclareState, render_instruction
+from compiler.read import Message, with_content
+from compiler.state import Kind, RegisterFold, classify_next, extract_message
 from compiler.state.retire import retire
 from compiler.types import Compilation, Options
 

@@ -22,8 +22,7 @@ import threading
 from collections import OrderedDict
 
 from compiler.fold import Fold
-from compiler.read.items import as_message_dict, read_message_list
-from compiler.read.pairing import unpaired
+from compiler.read import as_message_dict, read_message_list, unpaired
 
 DEFAULT_HISTORIES = int(os.environ.get("CONTEXTGC_CACHE_HISTORIES", "128"))
 DEFAULT_ITEMS = int(os.environ.get("CONTEXTGC_CACHE_ITEMS", "50000"))

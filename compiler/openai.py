@@ -23,7 +23,7 @@ from typing import Any
 
 from compiler.engine import compile_messages
 from compiler.errors import OptionError
-from compiler.layout.tokens import resolve_counter
+from compiler.layout import resolve_counter
 from compiler.types import Options
 
 TELEMETRY_ATTRIBUTE = "context_gc"

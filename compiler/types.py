@@ -12,16 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compiler.compact.compact import Compacted
+from compiler.compact import Compacted
 from compiler.errors import OptionError, SchemaError
 from compiler.frozen import build
-from compiler.layout.emit import MODES, Emitted, Recall
-from compiler.protocol.declare import POLICIES, Declared
-from compiler.read.messages import Message, message_to_dict, owned
-from compiler.state.classify import Kind
-from compiler.state.register import Register
-from compiler.state.retire import Retired
-from compiler.state.schema import Schema, load_schema
+from compiler.layout import MODES, Emitted, Recall
+from compiler.protocol import POLICIES, Declared
+from compiler.read import Message, message_to_dict, owned
+from compiler.state import Kind, Register, Retired, Schema, load_schema
 
 
 @dataclass(frozen=True)

@@ -13,15 +13,15 @@ from functools import cache
 from typing import Any
 
 from compiler import (
+    ExactCounter,
+    Schema,
     SchemaError,
     compile_messages,
     compile_transcript,
     list_schemas,
     load_schema,
+    normalise_key,
 )
-from compiler.layout.tokens import ExactCounter
-from compiler.protocol.block_body import normalise_key
-from compiler.state.schema import Schema
 
 OPTION_NAMES = (
     "mode",

@@ -66,8 +66,8 @@ from compiler.compact.safety import (  # noqa: F401
     safety_spans,
 )
 from compiler.frozen import build
-from compiler.read.jsonio import decode_json, exact_numbers, json_text
-from compiler.state.prefilter import admits, checking_order, fold, required_literals
+from compiler.read import decode_json, exact_numbers, json_text
+from compiler.state import admits, checking_order, fold, required_literals
 
 HEAD_ROWS = 3  # JSON records kept from the top of a collection
 SHORT_CHARS = 400  # a payload shorter than this is returned as it is

@@ -28,7 +28,7 @@ from itertools import islice, repeat
 from typing import Any, NamedTuple
 
 from compiler.frozen import build
-from compiler.read.jsonio import (
+from compiler.read import (
     CHECKING_DECODER,
     decode_json,
     dumps,

@@ -16,14 +16,7 @@ from enum import StrEnum
 
 from compiler.compact.safety import has_safety_signal
 from compiler.compact.stale import FILE_VIEW
-from compiler.read.jsonio import (
-    canonical_dumps,
-    decode_json,
-    dumps,
-    exact_numbers,
-    json_text,
-    may_be_json,
-)
+from compiler.read import canonical_dumps, decode_json, dumps, exact_numbers, json_text, may_be_json
 
 _DECODER = json.JSONDecoder()
 

@@ -23,7 +23,7 @@ from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from compiler.state.prefilter import anchored_finditer, ascii_letters, fold, leading_literals
+from compiler.state import anchored_finditer, ascii_letters, fold, leading_literals
 
 try:  # the parser behind ``re``, to spell out SAFETY_TERMS (``sre_parse`` before 3.11)
     from re import _constants as _c

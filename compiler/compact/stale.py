@@ -26,9 +26,8 @@ from dataclasses import dataclass
 from compiler.compact.compact import Compacted, unchanged
 from compiler.compact.safety import has_safety_signal, safety_spans
 from compiler.frozen import build
-from compiler.read.jsonio import canonical_dumps, decode_json, dumps, encode_basestring
-from compiler.read.messages import Message
-from compiler.state.classify import Kind
+from compiler.read import Message, canonical_dumps, decode_json, dumps, encode_basestring
+from compiler.state import Kind
 
 FILE_VIEW = re.compile(r"^\[File: (.+?) \(\d+ lines total\)\]", re.MULTILINE)
 _NUMBERED_LINE = re.compile(r"^(\d{1,9}):", re.MULTILINE)  # (a line number, not any digits)

@@ -22,9 +22,9 @@ from json.encoder import encode_basestring
 
 from compiler.facts import Op, Provenance
 from compiler.frozen import build
-from compiler.protocol.instruction import INSTRUCTION
-from compiler.read.messages import Message, with_content
-from compiler.state.register import Entry, Register
+from compiler.protocol import INSTRUCTION
+from compiler.read import Message, with_content
+from compiler.state import Entry, Register
 
 STATE_MARKER = "[ACTIVE_AGENT_STATE]"
 REGISTER_MARKER = "[STATE_REGISTER]"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from compiler.layout.emit import Recall
-from compiler.read.messages import Message
+from compiler.read import Message
 
 MIN_SCORE = 0.2
 _WORD = re.compile(r"[a-z0-9]+(?:[_./-][a-z0-9]+)*")

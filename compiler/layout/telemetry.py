@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from compiler.layout.tokens import CharEstimator
-from compiler.read.messages import Message, message_to_dict
-from compiler.state.retire import retirement_violations
+from compiler.read import Message, message_to_dict
+from compiler.state import retirement_violations
 
 
 def message_tokens(counter, message: Message | dict) -> int:

@@ -15,10 +15,8 @@ from compiler.facts import Observation, Op, Provenance
 from compiler.frozen import build
 from compiler.protocol.arguments import strip_blocks_in_arguments
 from compiler.protocol.protocol import protocol, strip_blocks
-from compiler.read.messages import Message, ToolCall, content_text, with_content
-from compiler.state.contracts import satisfies
-from compiler.state.register import Refusal
-from compiler.state.schema import Schema
+from compiler.read import Message, ToolCall, content_text, with_content
+from compiler.state import Refusal, Schema, satisfies
 
 POLICIES = ("flag", "reject", "off")
 DECLARING_ROLES = frozenset({"assistant"})

@@ -13,8 +13,7 @@ import json
 import re
 from enum import StrEnum
 
-from compiler.read.jsonio import may_be_json
-from compiler.read.messages import Message
+from compiler.read import Message, may_be_json
 from compiler.state.prefilter import admits, checking_order, fold, required_literals
 
 

@@ -15,8 +15,7 @@ import unicodedata
 
 from compiler.facts import Observation, Op, Provenance
 from compiler.frozen import build
-from compiler.read.jsonio import decode_json
-from compiler.read.messages import Message
+from compiler.read import Message, decode_json
 from compiler.state.classify import Kind
 from compiler.state.prefilter import (
     admits,
