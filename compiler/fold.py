@@ -84,8 +84,8 @@ class Fold:
         # compared (stale.py), and the JSON a compaction wrote (compact_json), so the
         # repeats pass reads it back without decoding it
         self.decoded: dict[str, object] = {}
-        # token counts of messages this progress holds, by id, then counter name: an
-        # id is only a key while this progress keeps the message alive
+        # token counts of messages this fold holds, by id, then counter name: an
+        # id is only a key while this fold keeps the message alive
         self.token_memo: dict = {}
         # per held message: its output dict (copied out) and compacted replacements
         self.dict_memo: dict = {}
@@ -203,8 +203,8 @@ class Fold:
 
     def finish(self, *, remember: bool = True) -> Compilation:
         """The whole-history stages: retire, compact, recall, emit. ``remember``: this
-        progress is kept for later calls, so the result memoises what it builds from
-        messages the progress holds; a one-off compile remembers nothing."""
+        fold is kept for later calls, so the result memoises what it builds from
+        messages the fold holds; a one-off compile remembers nothing."""
         options = self.options
         compacting = options.mode == "compact"
         clean, kinds = tuple(self.clean), tuple(self.kinds)
@@ -287,7 +287,7 @@ class Fold:
         return len(self.original) if self.items > len(self.original) else None
 
     def _held(self, message: Message, origin: int | None) -> bool:
-        """Whether an output message is one this progress keeps (so memos may key on it)."""
+        """Whether an output message is one this fold keeps (so memos may key on it)."""
         if origin is None:
             return False
         if message is self.clean[origin]:

@@ -125,6 +125,19 @@ def test_no_two_wings_import_each_other_even_through_others():
     assert cycle(wing_graph()) is None
 
 
+WING_ORDER = ("read", "state", "protocol", "compact", "layout")
+
+
+def test_a_wing_imports_only_the_wings_before_it():
+    edges = wing_graph()
+    backward = {
+        (wing, later)
+        for place, wing in enumerate(WING_ORDER)
+        for later in edges.get(wing, set()) & set(WING_ORDER[place:])
+    }
+    assert backward == set()
+
+
 def test_no_compiler_module_imports_the_top_level_package():
     edges = graph()
     assert sorted(m for m, targets in edges.items() if "compiler" in targets) == []

@@ -19,7 +19,7 @@ Decisions worth knowing:
   through whole. It is the window the agent scrolled to on purpose and edits by line
   number; cutting its middle removes the very lines it asked for. A view that has gone
   stale is a question about later turns, which one payload cannot answer. So is the
-  advice SWE-agent appends to every edit result (``omit_review_checklist``): ``progress``
+  advice SWE-agent appends to every edit result (``omit_review_checklist``): ``compiler.fold``
   writes it as a marker in all but the latest edit result that shows it.
 - Safety terms match on letter boundaries, so ``PEANUT_ALLERGEN`` and ``date_of_birth``
   match (``_`` is not a letter) while ``DeprecationWarning`` or ``adobe`` do not. A path
@@ -158,7 +158,7 @@ def compact(
 
 def compacts_longer_than(text: str, chars: int, *, memo=None) -> bool:
     """Whether ``compact(text)`` is certainly longer than ``chars`` characters, found
-    without compacting: a stale read's notice of ``chars`` wins over it (``progress``).
+    without compacting: a stale read's notice of ``chars`` wins over it (``compiler.fold``).
 
     False says only that it was not shown cheaply. It is shown for a text too short to be
     compacted, and for a JSON object whose fields around its largest collection
@@ -337,7 +337,7 @@ def has_review_checklist(text: str) -> bool:
 
 def omit_review_checklist(text: str) -> str | None:
     r"""``text`` with SWE-agent's advice to review an edit written as a short marker, or
-    None when it has none. The advice is the same after every edit; ``progress`` keeps it
+    None when it has none. The advice is the same after every edit; ``compiler.fold`` keeps it
     in the latest edit result that shows it.
 
     Example:
