@@ -1,29 +1,85 @@
 """contextgc: a deterministic context compiler for AI agent transcripts.
 
 No model call, no network, no runtime dependency. Same input, same output.
+
+The API is ``compile_messages`` / ``compile_transcript`` / ``run``, the schemas
+(``load_schema``, ``list_schemas``, ``schema_summary``), ``StateDAG``, ``patch_openai``
+and the typed errors. The names after them are the pieces the site and the labelling
+app reuse: reading corpora and messages, the layout modes and declaration policies,
+token counters, and the classifier's and the register's shapes.
 """
 
 from compiler.engine import compile_messages, compile_transcript, run
 from compiler.errors import CompilerError, OptionError, SchemaError, TranscriptError
+from compiler.facts import Provenance
+from compiler.layout import (
+    MODES,
+    CharEstimator,
+    ExactCounter,
+    message_tokens,
+    strip_compiled_one,
+)
 from compiler.openai import patch_openai
-from compiler.retire import retirement_violations as get_retirement_violations
-from compiler.schema import list_schemas, load_schema, schema_summary
-from compiler.statedag import StateDAG
+from compiler.protocol import POLICIES, normalise_key, render_instruction
+from compiler.read import (
+    Message,
+    canonical_dumps,
+    content_text,
+    formats_many,
+    message_from_dict,
+    message_to_dict,
+)
+from compiler.read.formats import formats
+from compiler.state import (
+    Entry,
+    Kind,
+    Schema,
+    StateDAG,
+    argument_at,
+    iso_date,
+    list_schemas,
+    load_schema,
+    looks_like_machine_output,
+    schema_summary,
+)
+from compiler.state import retirement_violations as get_retirement_violations
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "MODES",
+    "POLICIES",
+    "CharEstimator",
     "CompilerError",
+    "Entry",
+    "ExactCounter",
+    "Kind",
+    "Message",
     "OptionError",
+    "Provenance",
+    "Schema",
     "SchemaError",
     "StateDAG",
     "TranscriptError",
+    "argument_at",
+    "canonical_dumps",
     "compile_messages",
     "compile_transcript",
+    "content_text",
+    "formats",
+    "formats_many",
     "get_retirement_violations",
+    "iso_date",
     "list_schemas",
     "load_schema",
+    "looks_like_machine_output",
+    "message_from_dict",
+    "message_to_dict",
+    "message_tokens",
+    "normalise_key",
     "patch_openai",
+    "render_instruction",
     "run",
     "schema_summary",
+    "strip_compiled_one",
 ]

@@ -19,7 +19,7 @@ def build(cls: type, **fields: Any) -> Any:
     """``cls(**fields)``, its fields set directly.
 
     Example:
-        >>> from compiler.messages import ToolCall
+        >>> from compiler.read.messages import ToolCall
         >>> build(ToolCall, name="open", arguments="{}", id=None) == ToolCall("open", "{}")
         True
     """
@@ -37,7 +37,7 @@ def maker(cls: type) -> Any:
     leaves instances whose attributes every later read finds the slow way.)
 
     Example:
-        >>> from compiler.messages import ToolCall
+        >>> from compiler.read.messages import ToolCall
         >>> tool_call = maker(ToolCall)
         >>> tool_call("open", "{}", None) == ToolCall("open", "{}")
         True

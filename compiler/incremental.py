@@ -2,7 +2,7 @@
 
 A wrapper compiles the whole history on every model call. Each call here
 identifies its input items by content, finds the longest prefix it has already
-folded (a bounded LRU of ``Progress`` snapshots keyed by a rolling hash of the
+folded (a bounded LRU of ``Fold`` snapshots keyed by a rolling hash of the
 items, verified item by item), resumes a private copy of it with the new items
 only, and finishes. The caller still passes the full history every time and
 gets exactly what a full compile of that history gives: the full compile is the
@@ -21,9 +21,8 @@ import os
 import threading
 from collections import OrderedDict
 
-from compiler.items import as_message_dict, read_message_list
-from compiler.pairing import unpaired
-from compiler.progress import Progress
+from compiler.fold import Fold
+from compiler.read import as_message_dict, read_message_list, unpaired
 
 DEFAULT_HISTORIES = int(os.environ.get("CONTEXTGC_CACHE_HISTORIES", "128"))
 DEFAULT_ITEMS = int(os.environ.get("CONTEXTGC_CACHE_ITEMS", "50000"))
@@ -123,7 +122,7 @@ class HistoryCache:
         keys = [item_key(item) for item in items]
         chain = _chain(keys)
         start, found = self._longest(options_key, keys, chain)
-        progress = found.copy() if found is not None else Progress(options, by_item=True)
+        progress = found.copy() if found is not None else Fold(options, by_item=True)
         progress.options = options  # the layout options (invariants, recall, …) are this call's
         if start < len(items):
             parsed = read_message_list(items[start:], start=start)
@@ -133,7 +132,7 @@ class HistoryCache:
             self._store((options_key, chain[-1]), progress)
         return result, (*progress.warnings, *unpaired(result.original))
 
-    def _longest(self, options_key, keys, chain) -> tuple[int, Progress | None]:
+    def _longest(self, options_key, keys, chain) -> tuple[int, Fold | None]:
         """The longest cached prefix. A prefix this call extends is taken out of the
         cache: the conversation has moved on, and its tip will be stored instead."""
         with self._lock:
@@ -151,7 +150,7 @@ class HistoryCache:
             self.misses += 1
         return 0, None
 
-    def _store(self, key, progress: Progress) -> None:
+    def _store(self, key, progress: Fold) -> None:
         with self._lock:
             old = self._entries.pop(key, None)
             if old is not None:

@@ -21,9 +21,10 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from compiler.engine import Options, compile_messages
+from compiler.engine import compile_messages
 from compiler.errors import OptionError
-from compiler.tokens import resolve_counter
+from compiler.layout import resolve_counter
+from compiler.types import Options
 
 TELEMETRY_ATTRIBUTE = "context_gc"
 # Marks on a wrapper: the unpatched ``create`` and the options it compiles with.
@@ -65,7 +66,7 @@ def patch_openai(
 
     Example:
         >>> from types import SimpleNamespace
-        >>> from compiler.schema import load_schema
+        >>> from compiler.state.schema import load_schema
         >>> sent = []
         >>> def create(*, messages, model):
         ...     sent.append(messages)

@@ -25,10 +25,16 @@ from dataclasses import dataclass
 from django.db import IntegrityError, transaction
 
 import compiler
-from compiler import TranscriptError, load_schema, run
-from compiler.classify import Kind
-from compiler.formats import formats_many
-from compiler.messages import Message, message_from_dict, message_to_dict
+from compiler import (
+    Kind,
+    Message,
+    TranscriptError,
+    formats_many,
+    load_schema,
+    message_from_dict,
+    message_to_dict,
+    run,
+)
 from labelling.models import CompileRun, Corpus, CorpusFormat, Extraction, Transcript
 
 # A reader warning that means part of the file was thrown away, not merely tidied:

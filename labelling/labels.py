@@ -18,8 +18,7 @@ from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
 
-from compiler import list_schemas
-from compiler.jsonio import canonical_dumps
+from compiler import canonical_dumps, list_schemas
 from labelling.models import (
     Corpus,
     Extraction,

@@ -38,8 +38,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import compiler
-from compiler.formats import formats_many
-from compiler.messages import message_to_dict
+from compiler import formats_many, message_to_dict
 from labelling.bench import compare
 from labelling.bench.compare import cluster_of
 from labelling.bench.fidelity import Recall

@@ -47,11 +47,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from compiler import run
-from compiler.extract import argument_at
-from compiler.formats import formats_many
-from compiler.messages import Message
-from compiler.register import Entry
+from compiler import Entry, Message, argument_at, formats_many, run
 from labelling.bench.gold import gold_values, normalise, verdict
 from labelling.records_values import same, street_line_only
 
@@ -370,7 +366,7 @@ def score_entry(
     """The bucket of one entry, the reason, the state it matched, and the states used.
 
     Example:
-        >>> from compiler.extract import Provenance
+        >>> from compiler import Provenance
         >>> db = Database.of({Kind.RESERVATION: {}, Kind.USER: {}})
         >>> booked = {"reservation_id": "R1", "flights": [], "cabin": "business"}
         >>> states = [Snapshot(7, Kind.RESERVATION, "R1", booked)]

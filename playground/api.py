@@ -14,8 +14,7 @@ from ninja import NinjaAPI, Status
 from ninja.errors import HttpError, ValidationError
 
 import compiler
-from compiler import CompilerError
-from compiler.instruction import render_instruction
+from compiler import CompilerError, render_instruction
 from playground import errors, limits, service
 from playground.api_schemas import (
     CompileIn,

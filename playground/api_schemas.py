@@ -11,8 +11,7 @@ from typing import Annotated, Any, Literal
 from ninja import Field, Schema
 from pydantic import BaseModel, ConfigDict, WrapValidator
 
-from compiler.declare import POLICIES
-from compiler.emit import MODES
+from compiler import MODES, POLICIES
 
 Mode = Literal[MODES]  # type: ignore[valid-type]
 Policy = Literal[POLICIES]  # type: ignore[valid-type]

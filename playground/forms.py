@@ -5,9 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 
-from compiler import list_schemas
-from compiler.declare import POLICIES
-from compiler.emit import MODES
+from compiler import MODES, POLICIES, list_schemas
 
 NO_SCHEMA = ""
 

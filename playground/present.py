@@ -16,8 +16,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from compiler.emit import strip_compiled_one
-from compiler.formats import formats
+from compiler import formats, strip_compiled_one
 from playground.figures import SchemaFigures, figures_for
 from playground.service import Result
 

@@ -13,15 +13,15 @@ from functools import cache
 from typing import Any
 
 from compiler import (
+    ExactCounter,
+    Schema,
     SchemaError,
     compile_messages,
     compile_transcript,
     list_schemas,
     load_schema,
+    normalise_key,
 )
-from compiler.block_body import normalise_key
-from compiler.schema import Schema
-from compiler.tokens import ExactCounter
 
 OPTION_NAMES = (
     "mode",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from compiler.engine import Compilation
-from compiler.retire import retirement_violations
+from compiler.state.retire import retirement_violations
+from compiler.types import Compilation
 
 
 def assert_invariants(result: Compilation) -> None:

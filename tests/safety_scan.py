@@ -1,11 +1,11 @@
-"""What ``compiler.safety.safety_spans`` must find, written as a plain scan of the whole
+"""What ``compiler.compact.safety.safety_spans`` must find, written as a plain scan of the whole
 text with each pattern: the oracle the fast scan's property tests hold it to."""
 
 from __future__ import annotations
 
 import re
 
-from compiler.safety import _CARD, _EMAIL, _ID_NUMBER, _SAFETY, _luhn_valid
+from compiler.compact.safety import _CARD, _EMAIL, _ID_NUMBER, _SAFETY, _luhn_valid
 
 
 def full_scan(text: str) -> list[tuple[int, int]]:

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler import compile_messages, compile_transcript, load_schema
-from compiler.formats import formats_many
-from compiler.messages import Message, ToolCall, message_to_dict
-from compiler.pairing import unpaired
+from compiler.read.formats import formats_many
+from compiler.read.messages import Message, ToolCall, message_to_dict
+from compiler.read.pairing import unpaired
 from tests.invariants import unpaired_calls
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats"

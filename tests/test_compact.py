@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from compiler.compact import (
+from compiler.compact.compact import (
     _SAFETY,
     _WORDS,
     HEAD_ROWS,
@@ -23,7 +23,7 @@ from compiler.compact import (
     has_safety_signal,
     safety_spans,
 )
-from compiler.compact_json import (
+from compiler.compact.compact_json import (
     _key_column,
     _largest_collection,
     _plain_size,
@@ -32,8 +32,8 @@ from compiler.compact_json import (
     _without,
     compact_json,
 )
-from compiler.compact_text import PIECE_CHARS
-from compiler.jsonio import dumps, escape_surrogates
+from compiler.compact.compact_text import PIECE_CHARS
+from compiler.read.jsonio import dumps, escape_surrogates
 from tests.safety_scan import full_scan
 
 FIXTURES = Path(__file__).parent / "fixtures" / "compact"
@@ -830,7 +830,7 @@ def test_long_output_keeps_the_failure_lines_it_cuts_around(output, kept):
 
 
 def test_long_output_keeps_at_most_twenty_failure_lines_beyond_head_and_tail(monkeypatch):
-    import compiler.compact_text
+    import compiler.compact.compact_text
 
     output = "".join(f"ERROR: row {i} rejected by the upstream validator\n" for i in range(200))
 
@@ -838,7 +838,7 @@ def test_long_output_keeps_at_most_twenty_failure_lines_beyond_head_and_tail(mon
         return sum(line.startswith("ERROR") for line in compact(output).text.split("\n"))
 
     with_failures = kept()
-    monkeypatch.setattr(compiler.compact_text, "FAILURE_LINES", 0)
+    monkeypatch.setattr(compiler.compact.compact_text, "FAILURE_LINES", 0)
     assert with_failures - kept() == 20
 
 

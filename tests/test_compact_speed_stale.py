@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import compiler
-from compiler.compact import LONG_CHARS, compact, compacts_longer_than
-from compiler.compact_json import summary_floor
+from compiler.compact.compact import LONG_CHARS, compact, compacts_longer_than
+from compiler.compact.compact_json import summary_floor
 from tests.payload_strategies import payload_objects
 
 OBJECTS = payload_objects(max_rows=12)
@@ -81,5 +81,5 @@ def test_a_stale_record_compiles_as_it_does_when_every_payload_is_compacted(firs
     for end in range(len(history) - calls, len(history)):  # an agent loop, resumed
         _compiled(history[:end], cache=True)
     out = _compiled(history, cache=calls > 0)
-    with mock.patch("compiler.progress.compacts_longer_than", return_value=False):
+    with mock.patch("compiler.fold.compacts_longer_than", return_value=False):
         assert out == _compiled(history, cache=False)

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from compiler import list_schemas, load_schema
-from compiler.contracts import derive_contract, satisfies
-from compiler.schema import SCHEMA_DIR
+from compiler.state.contracts import derive_contract, satisfies
+from compiler.state.schema import SCHEMA_DIR
 
 VALUES = json.loads((Path(__file__).parent / "fixtures" / "read_path_values.json").read_text())
 

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from compiler import compile_messages, compile_transcript, run
-from compiler.formats import read_message_list
+from compiler.read.formats import read_message_list
 from tests.invariants import assert_invariants
 
 

@@ -16,22 +16,32 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler import list_schemas, load_schema
-from compiler.classify import Kind
-from compiler.compact import _TRAILER_LINE, _split_trailer
-from compiler.emit import _quote
-from compiler.extract import (
-    PROVENANCE_RANK,
-    Provenance,
+from compiler.compact.compact import _TRAILER_LINE, _split_trailer
+from compiler.compact.safety import (
+    _EMAIL,
+    _cards,
+    _emails,
+    _letter,
+    _local_char,
+    _may_hold_card,
+    has_safety_signal,
+    safety_spans,
+)
+from compiler.compact.stale import _canonical, elide, elide_record, record_rows, safety_lines
+from compiler.facts import PROVENANCE_RANK, Provenance
+from compiler.layout.emit import _quote
+from compiler.read.items import _plain_item, _read_item
+from compiler.read.jsonio import may_be_json
+from compiler.read.messages import Message, ToolCall
+from compiler.state.classify import Kind
+from compiler.state.extract import (
     argument_at,
     clean_value,
     extract_message,
     extract_turn,
     is_negated,
 )
-from compiler.items import _plain_item, _read_item
-from compiler.jsonio import may_be_json
-from compiler.messages import Message, ToolCall
-from compiler.prefilter import (
+from compiler.state.prefilter import (
     _FOLD,
     TEXT_START,
     admits,
@@ -44,18 +54,7 @@ from compiler.prefilter import (
     word_bounded,
     word_char,
 )
-from compiler.register import Entry, _ended
-from compiler.safety import (
-    _EMAIL,
-    _cards,
-    _emails,
-    _letter,
-    _local_char,
-    _may_hold_card,
-    has_safety_signal,
-    safety_spans,
-)
-from compiler.stale import _canonical, elide, elide_record, record_rows, safety_lines
+from compiler.state.register import Entry, _ended
 
 SCHEMAS = [load_schema(name) for name in list_schemas()]
 WORDS = st.sampled_from(
@@ -332,7 +331,7 @@ def test_a_canonical_call_key_from_a_shared_decode_is_the_one_json_loads_gives(a
 
 def test_the_read_path_lists_its_observations_before_the_action_path():
     # the fold applies a turn's observations in provenance order; without declarations the
-    # compile takes this order as it comes (compiler.progress)
+    # compile takes this order as it comes (compiler.fold)
     call = ToolCall("book_reservation", '{"cabin": "business", "user_id": "mia_li_3668"}', "c1")
     message = Message(
         "assistant", "Booked you in economy on HAT001 from JFK to SEA.", tool_calls=(call,)
@@ -522,7 +521,7 @@ def test_a_state_value_is_quoted_as_json_dumps_quotes_it(value):
 def test_a_file_window_walks_back_to_the_same_last_line_findall_gives():
     import re
 
-    from compiler.stale import _window
+    from compiler.compact.stale import _window
 
     numbered = re.compile(r"^(\d+):", re.MULTILINE)
     texts = [

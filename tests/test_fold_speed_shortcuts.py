@@ -9,14 +9,14 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.classify import (
+from compiler.protocol.declare import _MARK, marked
+from compiler.state.classify import (
     _MENU_MARKERS,
     _NUMBERED_LINE,
     _mostly_numbered,
     _two_markers,
 )
-from compiler.declare import _MARK, marked
-from compiler.prefilter import (
+from compiler.state.prefilter import (
     TEXT_START,
     candidate_starts,
     fold,

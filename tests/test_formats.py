@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler.errors import TranscriptError
-from compiler.formats import Parsed, formats, formats_many, read_message_list
-from compiler.messages import ROLES, Message, ToolCall
+from compiler.read.formats import Parsed, formats, formats_many, read_message_list
+from compiler.read.messages import ROLES, Message, ToolCall
 
 FIXTURES = Path(__file__).parent / "fixtures" / "formats"
 GOLDEN = (

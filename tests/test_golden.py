@@ -14,8 +14,8 @@ import pytest
 
 from compiler import load_schema, run
 from compiler.engine import compile_messages
-from compiler.formats import formats_many
-from compiler.messages import message_to_dict
+from compiler.read.formats import formats_many
+from compiler.read.messages import message_to_dict
 from tests.invariants import assert_invariants
 
 FIXTURES = Path(__file__).parent / "fixtures" / "formats"

@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler import compile_messages, load_schema
-from compiler.formats import formats_many
 from compiler.incremental import HistoryCache, item_key
-from compiler.messages import message_to_dict
+from compiler.read.formats import formats_many
+from compiler.read.messages import message_to_dict
 
 FIXTURES = Path(__file__).parent / "fixtures" / "formats"
 REAL = [
@@ -65,7 +65,8 @@ MESSAGE = st.fixed_dictionaries({"role": ROLES, "content": st.one_of(TEXT, st.no
 def test_every_prefix_of_generated_histories_compiles_as_a_full_compile_would(history, mode):
     cache = HistoryCache()
     options = {"schema": load_schema("coding"), "mode": mode}
-    from compiler.engine import Options, _finish
+    from compiler.engine import _finish
+    from compiler.types import Options
 
     chosen = Options.build(**options)
     for end in range(1, len(history) + 1):
@@ -89,7 +90,7 @@ def test_an_edited_history_is_not_mistaken_for_the_cached_one():
 
 def test_the_cache_holds_no_more_than_its_bounds():
     cache = HistoryCache(max_histories=3, max_items=10)
-    from compiler.engine import Options
+    from compiler.types import Options
 
     options = Options.build(schema=load_schema("coding"))
     for n in range(6):

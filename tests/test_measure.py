@@ -16,7 +16,7 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from compiler.telemetry import message_tokens
+from compiler.layout.telemetry import message_tokens
 from tests.bench.fit_schemas import score_gold
 
 ROOT = Path(__file__).resolve().parents[1]

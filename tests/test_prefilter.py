@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler import list_schemas, load_schema
-from compiler.prefilter import (
+from compiler.state.prefilter import (
     _FOLD,
     admits,
     anchored_finditer,

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler import TranscriptError, compile_messages, compile_transcript, load_schema, run
-from compiler.formats import read_message_list
+from compiler.read.formats import read_message_list
 from tests.invariants import assert_invariants
 
 SCHEMAS = [None, "coding", "travel", "logistics"]

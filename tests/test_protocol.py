@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler import compile_messages, load_schema
-from compiler.block_body import EMPTY, Declaration, normalise_key
-from compiler.instruction import INSTRUCTION_END, INSTRUCTION_START, render_instruction
-from compiler.protocol import escape_value, protocol, strip_blocks
+from compiler.protocol.block_body import EMPTY, Declaration, normalise_key
+from compiler.protocol.instruction import INSTRUCTION_END, INSTRUCTION_START, render_instruction
+from compiler.protocol.protocol import escape_value, protocol, strip_blocks
 
 CAPTURES = Path(__file__).parent / "fixtures" / "captures"
 PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -5,10 +5,10 @@ import unicodedata
 import pytest
 
 from compiler import StateDAG, compile_messages, load_schema
-from compiler.classify import Kind
-from compiler.extract import Observation, Op, Provenance
-from compiler.register import MAX_FACTS, MAX_VALUE_CHARS, register
-from compiler.retire import retire, retirement_violations
+from compiler.facts import Observation, Op, Provenance
+from compiler.state.classify import Kind
+from compiler.state.register import MAX_FACTS, MAX_VALUE_CHARS, register
+from compiler.state.retire import retire, retirement_violations
 
 
 def obs(slot, value, turn, provenance=Provenance.INFERRED, op=Op.ASSERT):
@@ -325,7 +325,7 @@ def test_a_date_without_its_year_or_on_another_day_is_another_value(other):
 
 def test_reading_corrections_reads_only_a_short_stretch_after_each_cue(monkeypatch):
     # (review: each cue re-read the rest of the turn, 11 s for a 120 KB turn)
-    import compiler.extract as extract
+    import compiler.state.extract as extract
 
     read = []
     first_match = extract._first_match

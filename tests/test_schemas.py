@@ -13,11 +13,11 @@ import re
 
 import pytest
 
-from compiler.classify import Kind, classify
 from compiler.errors import SchemaError
-from compiler.extract import extract, extract_turn
-from compiler.messages import Message
-from compiler.schema import PATTERN_FLAGS, SCHEMA_DIR, list_schemas, load_schema
+from compiler.read.messages import Message
+from compiler.state.classify import Kind, classify
+from compiler.state.extract import extract, extract_turn
+from compiler.state.schema import PATTERN_FLAGS, SCHEMA_DIR, list_schemas, load_schema
 from tests.bench.fit_schemas import precision_block, read_labels
 
 

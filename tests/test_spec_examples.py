@@ -1,7 +1,7 @@
 """The specification's own examples, run as written."""
 
 from compiler import compile_messages, load_schema, run
-from compiler.formats import read_message_list
+from compiler.read.formats import read_message_list
 from tests.invariants import assert_invariants
 
 LOGISTICS = [

@@ -7,8 +7,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.items import _call_notes, _plain_item, _read_item, read_message_list
-from compiler.messages import Message, message_to_dict
+from compiler.read.items import _call_notes, _plain_item, _read_item, read_message_list
+from compiler.read.messages import Message, message_to_dict
 
 VALUES = st.sampled_from([None, "", "hi", 3, ["a", {"b": ["c"]}], {"a": {"b": 1}}, True])
 CALLS = st.lists(

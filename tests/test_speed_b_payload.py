@@ -8,9 +8,9 @@ from decimal import Decimal
 
 import pytest
 
-from compiler.compact import compact
-from compiler.compact_text import _FAILURE_LINE, _is_failure_line
-from compiler.jsonio import _FLOAT, exact_numbers
+from compiler.compact.compact import compact
+from compiler.compact.compact_text import _FAILURE_LINE, _is_failure_line
+from compiler.read.jsonio import _FLOAT, exact_numbers
 
 
 def _exact_by_reading_every_literal(text: str) -> bool:

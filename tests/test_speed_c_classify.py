@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.classify import (
+from compiler.state.classify import (
     _FOOTER,
     _NUMBERED_LINE,
     _SPLIT_CHARS,
@@ -59,7 +59,7 @@ PIECES = st.sampled_from(
 
 def _starts_like_output_plainly(stripped: str) -> bool:
     """The check as it was: the whole alternation tried on every text."""
-    from compiler.classify import _is_json
+    from compiler.state.classify import _is_json
 
     stripped = stripped.lstrip()
     if stripped[:1] in ("[", "{") and _is_json(stripped):

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler import list_schemas, load_schema
-from compiler.prefilter import TEXT_START, admits, checking_order, fold, required_literals
-from compiler.schema import _implied
+from compiler.state.prefilter import TEXT_START, admits, checking_order, fold, required_literals
+from compiler.state.schema import _implied
 
 
 def test_a_clause_every_alternative_needs_is_needed():

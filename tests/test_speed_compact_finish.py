@@ -11,11 +11,11 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.compact import compact
-from compiler.compact_json import _Collection, _largest_collection, _row_text, compact_json
-from compiler.jsonio import dumps
-from compiler.repeats import _NESTED, REPEAT_DEPTH, inner_values, json_values
-from compiler.stale import record_rows
+from compiler.compact.compact import compact
+from compiler.compact.compact_json import _Collection, _largest_collection, _row_text, compact_json
+from compiler.compact.repeats import _NESTED, REPEAT_DEPTH, inner_values, json_values
+from compiler.compact.stale import record_rows
+from compiler.read.jsonio import dumps
 from tests.payload_strategies import KEYS, SCALARS, payload_objects, payload_values, records
 
 VALUES = payload_values(max_rows=30)

@@ -7,8 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.prefilter import ascii_letters, fold
-from compiler.safety import (
+from compiler.compact.safety import (
     _ID_NUMBER,
     _LETTERS,
     _SAFETY,
@@ -21,6 +20,7 @@ from compiler.safety import (
     has_safety_signal,
     safety_spans,
 )
+from compiler.state.prefilter import ascii_letters, fold
 from tests.safety_scan import full_scan
 
 

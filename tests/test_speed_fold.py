@@ -7,7 +7,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.items import _plain_item, _read_item
+from compiler.read.items import _plain_item, _read_item
 
 CALL_VALUES = st.sampled_from(
     [None, "", "{}", '{"a": 1}', {"a": [1, "é"]}, 3, ["x"], True, math.nan, {"s": {1, 2}}]

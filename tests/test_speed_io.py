@@ -11,7 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.emit import (
+from compiler.fold import Fold
+from compiler.frozen import build, maker
+from compiler.layout.emit import (
     _BLOCK,
     _RECALL_TAIL,
     RECALL_MARKER,
@@ -19,11 +21,10 @@ from compiler.emit import (
     _recall_text,
     strip_compiled_one,
 )
-from compiler.engine import Options
-from compiler.frozen import build, maker
-from compiler.instruction import INSTRUCTION, render_instruction
-from compiler.items import read_message_list
-from compiler.messages import (
+from compiler.layout.telemetry import _estimate, _estimated, message_tokens
+from compiler.protocol.instruction import INSTRUCTION, render_instruction
+from compiler.read.items import read_message_list
+from compiler.read.messages import (
     Message,
     ToolCall,
     make_message,
@@ -31,9 +32,8 @@ from compiler.messages import (
     owned,
     with_content,
 )
-from compiler.progress import Progress
-from compiler.schema import load_schema
-from compiler.telemetry import _estimate, _estimated, message_tokens
+from compiler.state.schema import load_schema
+from compiler.types import Options
 
 
 class Tags(list):
@@ -231,7 +231,7 @@ TURNS = st.sampled_from(
 def test_tokens_out_are_each_output_message_s_figure(history, mode):
     options = Options.build(mode=mode, schema=load_schema("logistics"))
     parsed = read_message_list(history, own=False)
-    result = Progress(options, by_item=True).extend(parsed.messages, items=len(history))
+    result = Fold(options, by_item=True).extend(parsed.messages, items=len(history))
     result = result.finish(remember=False)
     expected = (
         sum(map(_estimate, result.original)),

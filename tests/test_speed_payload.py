@@ -8,15 +8,15 @@ import sys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.compact_json import (
+from compiler.compact.compact_json import (
     _NESTED,
     EXEMPT_KEYS,
     _Collection,
     _collection_kind,
     _largest_collection,
 )
-from compiler.jsonio import dumps
-from compiler.safety import _OTHER_DIGIT, _WORDS, has_safety_signal
+from compiler.compact.safety import _OTHER_DIGIT, _WORDS, has_safety_signal
+from compiler.read.jsonio import dumps
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6),

@@ -8,19 +8,13 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler import extract, list_schemas, load_schema
-from compiler.extract import (
-    _CORRECTION_NEEDS,
-    PROVENANCE_RANK,
-    Observation,
-    Op,
-    Provenance,
-    _has_correction,
-    extract_turn,
-)
-from compiler.prefilter import admits, fold
-from compiler.register import RegisterFold, _entry, _unsure_after
-from compiler.repeats import _status_start, status_values
+from compiler import list_schemas, load_schema
+from compiler.compact.repeats import _status_start, status_values
+from compiler.facts import PROVENANCE_RANK, Observation, Op, Provenance
+from compiler.state import extract
+from compiler.state.extract import _CORRECTION_NEEDS, _has_correction, extract_turn
+from compiler.state.prefilter import admits, fold
+from compiler.state.register import RegisterFold, _entry, _unsure_after
 
 SCHEMAS = [load_schema(name) for name in list_schemas()]
 

@@ -374,7 +374,7 @@ def test_a_later_answer_to_the_same_call_replaces_a_failed_one_and_a_refreshed_o
     ("tail", "lines"), [("\nb", 2), ("\nb\n", 2), ("\n\nb\n\n", 4), ("", 1), ("\n", 1)]
 )
 def test_a_stale_notice_counts_the_lines_a_reader_would_see(tail, lines):
-    from compiler.stale import elide
+    from compiler.compact.stale import elide
 
     text = "x" * 300 + tail  # long enough that the notice is shorter than the text
     assert f"({lines} lines, {len(text)} chars" in elide(text, replaced_by=3, key="k").text

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compiler import tokens
 from compiler.errors import CompilerError, OptionError
-from compiler.tokens import (
+from compiler.layout import tokens
+from compiler.layout.tokens import (
     CharEstimator,
     ExactCounter,
     TokenCounter,

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from compiler import compile_messages, compile_transcript, load_schema
-from compiler.formats import formats
+from compiler.read.formats import formats
 
 TRAVEL = load_schema("travel")
 CODING = load_schema("coding")

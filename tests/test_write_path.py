@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler import OptionError, compile_messages, load_schema
-from compiler.arguments import strip_blocks_in_arguments
+from compiler.protocol.arguments import strip_blocks_in_arguments
 
 TRAVEL = load_schema("travel")
 TAG = "<contextgc-state>{}</contextgc-state>"

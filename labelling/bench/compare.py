@@ -20,10 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import compiler
-from compiler.formats import formats_many
-from compiler.messages import message_to_dict
-from compiler.telemetry import message_tokens
-from compiler.tokens import CharEstimator
+from compiler import CharEstimator, formats_many, message_to_dict, message_tokens
 from labelling.bench.fidelity import identifier_recall
 from labelling.bench.gold import GOLD_ARGS, GOLD_FLIGHT_ARGS, gold_figures, gold_values
 from labelling.bench.stats import percentile

@@ -29,8 +29,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from compiler.classify import looks_like_machine_output
-from compiler.messages import content_text
+from compiler import content_text, looks_like_machine_output
 
 _IDENTIFIER = re.compile(r"(?<![\w#])#?[A-Za-z0-9_]*\d[A-Za-z0-9_]*(?:\.\d+)?")
 MIN_CHARS = 4

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from compiler import dates
+import compiler
 
 if TYPE_CHECKING:
     from labelling.bench.compare import Outcome, Transcript
@@ -105,7 +105,7 @@ def iso_date(text: str) -> str | None:
         >>> iso_date("May 32"), iso_date("economy")
         (None, None)
     """
-    return dates.iso_date(text, year=CORPUS_YEAR)
+    return compiler.iso_date(text, year=CORPUS_YEAR)
 
 
 def normalise(slot: str, value: str) -> str:

@@ -7,7 +7,7 @@
         # fixture tests/fixtures/read_path_values.json that proves contracts never
         # reject one of them
 
-A contract is the union of the slot's capture groups (``compiler.contracts``).
+A contract is the union of the slot's capture groups (``compiler.state.contracts``).
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from compiler.classify import classify  # noqa: E402
-from compiler.contracts import derive_contract  # noqa: E402
-from compiler.extract import extract  # noqa: E402
-from compiler.formats import formats_many  # noqa: E402
-from compiler.schema import SCHEMA_DIR, list_schemas, load_schema  # noqa: E402
+from compiler.read.formats import formats_many  # noqa: E402
+from compiler.state.classify import classify  # noqa: E402
+from compiler.state.contracts import derive_contract  # noqa: E402
+from compiler.state.extract import extract  # noqa: E402
+from compiler.state.schema import SCHEMA_DIR, list_schemas, load_schema  # noqa: E402
 from tests.bench.fit_schemas import corpus_files  # noqa: E402
 
 VALUES = ROOT / "tests" / "fixtures" / "read_path_values.json"

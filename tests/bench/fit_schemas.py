@@ -39,10 +39,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from compiler import run  # noqa: E402
-from compiler.classify import Kind  # noqa: E402
-from compiler.extract import extract, extract_turn  # noqa: E402
-from compiler.formats import formats_many  # noqa: E402
-from compiler.schema import SCHEMA_DIR, Schema, load_schema  # noqa: E402
+from compiler.read.formats import formats_many  # noqa: E402
+from compiler.state.classify import Kind  # noqa: E402
+from compiler.state.extract import extract, extract_turn  # noqa: E402
+from compiler.state.schema import SCHEMA_DIR, Schema, load_schema  # noqa: E402
 from labelling.bench.compare import cluster_of  # noqa: E402
 from labelling.bench.gold import VERDICTS, gold_values, verdict  # noqa: E402
 from labelling.bench.stats import wilson95  # noqa: E402

@@ -31,10 +31,11 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import compiler  # noqa: E402
-from compiler.engine import Options, _finish  # noqa: E402
-from compiler.formats import formats_many  # noqa: E402
+from compiler.engine import _finish  # noqa: E402
 from compiler.incremental import HistoryCache  # noqa: E402
-from compiler.messages import message_to_dict  # noqa: E402
+from compiler.read.formats import formats_many  # noqa: E402
+from compiler.read.messages import message_to_dict  # noqa: E402
+from compiler.types import Options  # noqa: E402
 
 try:  # the peer, when installed (the bench extra)
     import contextgc

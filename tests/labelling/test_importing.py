@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from compiler import load_schema, run
-from compiler.formats import formats_many
+from compiler.read.formats import formats_many
 from labelling.importing import ImportRefused, compile_corpus, import_corpus, messages_of
 from labelling.models import CompileRun, Corpus, Extraction, Transcript
 from tests.labelling.conftest import AIRLINE, FIXTURES, NEBIUS

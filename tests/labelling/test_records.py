@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from compiler.extract import Provenance
-from compiler.messages import Message
-from compiler.register import Entry
+from compiler.facts import Provenance
+from compiler.read.messages import Message
+from compiler.state.register import Entry
 from labelling import records
 from labelling.records import Bucket, Database, Kind, Snapshot, score_entry
 from labelling.records_report import score_records

@@ -14,7 +14,7 @@ import pytest
 
 import compiler
 from compiler import compile_messages, compile_transcript, list_schemas, load_schema, schema_summary
-from compiler.instruction import render_instruction
+from compiler.protocol.instruction import render_instruction
 from playground.models import RateCounter
 
 pytestmark = pytest.mark.django_db

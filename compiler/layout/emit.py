@@ -1,0 +1,259 @@
+"""Lay out the compiled context.
+
+``compact``: the state header goes at the head (into the first system
+message, or a new one), retired turns are left out, compacted payloads
+replace their originals. ``cache_friendly``: the input is emitted unchanged
+and the register is appended at the tail, so a prefix cache keyed on the
+conversation still hits.
+
+Every block we write has a marker line followed by ``  - `` lines whose
+values are JSON-quoted (no raw newline can end a line early), so
+``strip_compiled_one`` can remove exactly what an earlier compile added and
+compiling compiled output never stacks headers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from json.encoder import encode_basestring
+
+from compiler.facts import Op, Provenance
+from compiler.frozen import build
+from compiler.protocol import INSTRUCTION
+from compiler.read import Message, with_content
+from compiler.state import Entry, Register
+
+STATE_MARKER = "[ACTIVE_AGENT_STATE]"
+REGISTER_MARKER = "[STATE_REGISTER]"
+INVARIANTS_MARKER = "[DECLARED_INVARIANTS]"
+RECALL_MARKER = "[RETIRED_TURN_RECALL"
+MODES = ("compact", "cache_friendly")
+# the roles a compile writes into (the header, a recall): no other message has any of it
+STRIPPED_ROLES = frozenset({"system", "user"})
+
+# One line of each block exactly as ``_line`` / ``invariant_lines`` write it. The
+# two-space indent is optional (the plain-text reader strips a continuation indent),
+# but every line of a block must carry the same indent as its first.
+_STATE_LINE = r'- ([a-z0-9_]+) = ("(?:[^"\\\n]|\\[^\n])*") \(turn \d+ \[([a-z]+(?:, [a-z]+)*)\]\)'
+_RULE_LINE = r"- \S+(?: \S+)*"
+# (a client may have turned every line break into CRLF)
+_BLOCK = re.compile(
+    r"^(?:\[(?:ACTIVE_AGENT_STATE|STATE_REGISTER)\]\r?\n(?P<s>(?:  )?)"
+    rf"{_STATE_LINE}(?:\r?\n(?P=s){_STATE_LINE})*"
+    r"|\[DECLARED_INVARIANTS\]\r?\n(?P<r>(?:  )?)"
+    rf"{_RULE_LINE}(?:\r?\n(?P=r){_RULE_LINE})*)"
+    r"(?:\r?\n\r?\n|(?:\r?\n)?\Z)",
+    re.MULTILINE,
+)
+RECALL_END = "[/RETIRED_TURN_RECALL]"
+# Exactly what ``_recall_text`` appends: a blank line, the opening marker, bracket-free
+# text (``_recall_text`` neutralises brackets) and the closing marker, ending the message.
+_RECALL_TAIL = re.compile(
+    r"\r?\n\r?\n\[RETIRED_TURN_RECALL turn=\d+ role=[a-z]+\]: [^\[\]]*"
+    r"\r?\n\[/RETIRED_TURN_RECALL\]\Z"
+)
+
+
+@dataclass(frozen=True)
+class Recall:
+    turn: int
+    role: str
+    text: str
+    score: float
+
+
+@dataclass(frozen=True)
+class Emitted:
+    """Output messages and, for each, the input index it came from (None: ours)."""
+
+    messages: tuple[Message, ...]
+    origins: tuple[int | None, ...]
+    recall_placed: bool = False
+
+
+def strip_compiled_one(message: Message) -> tuple[Message | None, bool]:
+    """One message without what an earlier compile wrote into it (None: nothing left).
+
+    Only our own shapes go: a block whose indent a plain-text reader stripped still
+    counts, a marker merely mentioned does not, and a recall is removed only as the
+    exact delimited tail ``emit`` appended.
+
+    Example:
+        >>> header = '[ACTIVE_AGENT_STATE]\\n- a = "1" (turn 0 [inferred])\\n\\nBe kind.'
+        >>> strip_compiled_one(Message("system", header))[0].content
+        'Be kind.'
+        >>> mention = "[ACTIVE_AGENT_STATE]\\n- keep me\\n\\nBe kind."
+        >>> strip_compiled_one(Message("system", mention))[1]
+        False
+        >>> tail = _recall_text(Recall(2, "user", "W123", 1.0))
+        >>> strip_compiled_one(Message("user", "hi\\n\\n" + tail))[0].content
+        'hi'
+        >>> log = "Log:\\n[RETIRED_TURN_RECALL turn=2 role=user]: refund W123."
+        >>> strip_compiled_one(Message("user", log))[1]
+        False
+    """
+    text, role = message.content, message.role
+    # every mark of ours holds a "]": a text without one (most, a long system prompt
+    # too) is not searched for each mark (one scan for a character costs far less)
+    if not text or role not in STRIPPED_ROLES or "]" not in text:
+        return message, False
+    if role == "system":
+        if "]\n  - " in text or "]\n- " in text or "]\r\n" in text:
+            text = _BLOCK.sub("", text)
+        if text and "[STATE_PROTOCOL]" in text:
+            text = INSTRUCTION.sub("", text)
+    elif RECALL_MARKER in text:
+        text = _RECALL_TAIL.sub("", text)
+    if text == message.content:
+        return message, False
+    if role == "system" and not text:  # (whitespace left is the caller's own)
+        return None, True
+    return with_content(message, text), True
+
+
+_STATE_FIELDS = re.compile(rf"^(?:  )?{_STATE_LINE}\r?$", re.MULTILINE)  # slot, value, flags
+
+
+def declared_in_header(text: str) -> tuple[tuple[str, str, Op], ...]:
+    r"""The declared facts a state block of ours in ``text`` carries: slot, value and how
+    it was declared (pinned, unsure or asserted). When compiled output is compiled
+    again, the block is all that is left of them: the declaring turn lost its
+    ``<contextgc-state>`` block to the first compile. Inferred and acted facts are read
+    again from the turns that support them, which a compile never drops.
+
+    Example:
+        >>> header = ('[ACTIVE_AGENT_STATE]\n  - gate = "4921" (turn 2 [declared, pinned])\n'
+        ...           '  - city = "Oslo" (turn 0 [inferred])\n\nBe kind.')
+        >>> declared_in_header(header)
+        (('gate', '4921', <Op.PIN: 'pin'>),)
+        >>> declared_in_header("[ACTIVE_AGENT_STATE]\n- keep me")
+        ()
+    """
+    found = []
+    for block in _BLOCK.finditer(text):
+        if block.group().startswith(INVARIANTS_MARKER):
+            continue
+        for slot, quoted, flags in _STATE_FIELDS.findall(block.group()):
+            provenance, *marks = flags.split(", ")
+            if provenance != Provenance.DECLARED:
+                continue
+            op = Op.PIN if "pinned" in marks else Op.UNSURE if "unsure" in marks else Op.ASSERT
+            found.append((slot, json.loads(quoted), op))
+    return tuple(found)
+
+
+def state_lines(register: Register, number: Callable[[int], int] | None = None) -> list[str]:
+    """One line per live slot: value, turn, provenance and flags. ``number`` gives the
+    turn as the caller counts it (see ``Compilation.numbers``); by default, as read."""
+    return [_line(register, entry, number) for entry in register.active]
+
+
+def _line(register: Register, entry: Entry, number: Callable[[int], int] | None) -> str:
+    turn = entry.turn if number is None else number(entry.turn)
+    flags = [entry.provenance._value_]  # (its value, without the call ``value`` makes)
+    if entry.pinned:
+        flags.append("pinned")
+    if entry.unsure:
+        flags.append("unsure")
+    value = _quote(register.shown_value(entry))
+    return f"  - {entry.slot} = {value} (turn {turn} [{', '.join(flags)}])"
+
+
+def _quote(value: str) -> str:
+    """JSON quoting, with angle brackets escaped so no value forges protocol markup.
+    (``encode_basestring`` is what ``json.dumps(value, ensure_ascii=False)`` calls for a
+    string, without building an encoder first.)"""
+    return encode_basestring(value).replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def render_block(marker: str, lines: list[str]) -> str:
+    return "\n".join([marker, *lines]) if lines else ""
+
+
+def invariant_lines(invariants: tuple[str, ...]) -> list[str]:
+    return [f"  - {' '.join(rule.split())}" for rule in invariants]
+
+
+def emit(
+    messages: tuple[Message, ...],
+    *,
+    register: Register,
+    retired: frozenset[int],
+    compacted: dict[int, str | Message],
+    mode: str,
+    invariants: tuple[str, ...] = (),
+    recall: Recall | None = None,
+    instruction: str = "",
+    number: Callable[[int], int] | None = None,
+) -> Emitted:
+    """Lay the compiled messages out for ``mode``.
+
+    ``instruction`` (the taught write protocol) goes into the first system
+    message in ``compact`` mode, and at the tail in ``cache_friendly`` mode so
+    the cached prefix stays untouched. ``number`` renumbers the turns the text
+    names (the state lines, a recall) as the caller counts them.
+    """
+    lines = state_lines(register, number)
+    if recall is not None and number is not None:
+        recall = replace(recall, turn=number(recall.turn))
+    rules = invariant_lines(invariants)
+    if mode == "cache_friendly":
+        return _cache_friendly(messages, lines, rules, instruction)
+    kept = [
+        (i, _replaced(m, compacted[i]) if i in compacted else m)
+        for i, m in enumerate(messages)
+        if i not in retired
+    ]
+    placed = False
+    if recall is not None and kept and kept[-1][1].role == "user":
+        index, last = kept[-1]
+        kept[-1] = (index, with_content(last, last.text + "\n\n" + _recall_text(recall)))
+        placed = True
+    state, invariants_block = (
+        render_block(STATE_MARKER, lines),
+        render_block(INVARIANTS_MARKER, rules),
+    )
+    header = "\n\n".join(b for b in (state, invariants_block, instruction) if b)
+    if header and kept and kept[0][1].role == "system":
+        index, first = kept[0]
+        body = first.text
+        kept[0] = (index, with_content(first, f"{header}\n\n{body}" if body else header))
+    elif header:
+        kept.insert(0, (None, Message("system", header)))
+    origins, out = zip(*kept, strict=True) if kept else ((), ())  # the pairs, unzipped
+    return build(Emitted, messages=out, origins=origins, recall_placed=placed)
+
+
+def _replaced(message: Message, replacement: str | Message) -> Message:
+    """A compacted payload: its text, or a message already built for it."""
+    if isinstance(replacement, Message):
+        return replacement
+    return with_content(message, replacement)
+
+
+def _cache_friendly(messages, lines, rules, instruction) -> Emitted:
+    blocks = [render_block(REGISTER_MARKER, lines), render_block(INVARIANTS_MARKER, rules)]
+    blocks.append(instruction)
+    tail = "\n\n".join(b for b in blocks if b)
+    out = list(messages)
+    origins: list[int | None] = list(range(len(messages)))
+    if tail:
+        out.append(Message("system", tail))
+        origins.append(None)
+    return build(Emitted, messages=tuple(out), origins=tuple(origins), recall_placed=False)
+
+
+def _recall_text(recall: Recall) -> str:
+    """Recalled text with brackets neutralised, so it cannot forge our markers, and
+    closed by ``RECALL_END`` so ``strip_compiled_one`` can tell it from user text.
+
+    Example:
+        >>> print(_recall_text(Recall(2, "user", "see [1]", 1.0)))
+        [RETIRED_TURN_RECALL turn=2 role=user]: see (1)
+        [/RETIRED_TURN_RECALL]
+    """
+    safe = recall.text.replace("[", "(").replace("]", ")")
+    return f"[RETIRED_TURN_RECALL turn={recall.turn} role={recall.role}]: {safe}\n{RECALL_END}"

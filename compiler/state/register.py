@@ -1,0 +1,348 @@
+"""The state register: a fold over turns.
+
+Observations are applied in turn order. The last write wins; an equal or
+case-only-different value is a reaffirmation and supersedes nothing. A value
+of weaker provenance never overwrites a stronger one (declared > acted >
+inferred): the disagreement is kept as a conflict instead. A pin is lifted
+only by a re-pin; a revoke voids a fact, and inference does not bring it
+back until it is declared again.
+
+The state after turn k depends only on the state after turn k-1 and the
+observations of turn k (``RegisterFold.apply_turn``), so a caller that has
+folded a prefix can copy the fold and carry on from there.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from functools import partial
+
+from compiler.facts import PROVENANCE_RANK, Observation, Op, Provenance
+from compiler.frozen import build
+from compiler.state.dates import iso_date
+
+MAX_FACTS = 64
+MAX_VALUE_CHARS = 512
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One value a slot held, from the turn that set it until it was replaced."""
+
+    slot: str
+    value: str
+    turn: int
+    provenance: Provenance
+    supports: tuple[int, ...]
+    superseded_by: int | None = None
+    revoked_at: int | None = None
+    pinned: bool = False
+    unsure: bool = False
+
+    @property
+    def live(self) -> bool:
+        return self.superseded_by is None and self.revoked_at is None
+
+
+@dataclass(frozen=True)
+class Conflict:
+    slot: str
+    kept: Entry
+    refused_value: str
+    refused_turn: int
+    refused_provenance: Provenance
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A write the register would not apply, and why."""
+
+    slot: str
+    turn: int
+    kind: str
+    reason: str
+    value: str | None = None
+    dropped: bool | None = None
+
+
+@dataclass(frozen=True)
+class Register:
+    """The folded state: every entry ever set, and what is live now."""
+
+    history: tuple[Entry, ...]
+    active: tuple[Entry, ...]
+    dropped_over_limit: tuple[str, ...] = ()
+    truncated_values: tuple[str, ...] = ()
+    conflicts: tuple[Conflict, ...] = ()
+    refusals: tuple[Refusal, ...] = ()
+    reaffirmations: int = 0
+    revoked: tuple[str, ...] = field(default=())
+
+    def shown_value(self, entry: Entry) -> str:
+        """The value as the model receives it: capped at 512 characters."""
+        if len(entry.value) <= MAX_VALUE_CHARS:
+            return entry.value
+        return entry.value[: MAX_VALUE_CHARS - 1] + "…"
+
+
+class RegisterFold:
+    """The mutable fold behind ``register``; ``copy()`` snapshots it."""
+
+    def __init__(self, immutable: frozenset[str] = frozenset()):
+        self.immutable = immutable
+        self.entries: list[Entry] = []
+        self.live: dict[str, int] = {}
+        self.revoked: set[str] = set()
+        self.conflicts: list[Conflict] = []
+        self.refusals: list[Refusal] = []
+        self.reaffirmations = 0
+
+    def copy(self) -> RegisterFold:
+        return _copy_fold(self)
+
+    def apply_turn(self, observations: list[Observation]) -> None:
+        if len(observations) > 1:  # (one needs no ordering)
+            observations = sorted(observations, key=lambda o: _OP_ORDER[o.op])
+        for observation in observations:
+            self.apply(observation)
+
+    def apply(self, obs: Observation) -> None:
+        if obs.op is _REVOKE:
+            self._revoke(obs)
+            return
+        current = self._current(obs.slot)
+        if obs.slot in self.revoked and obs.provenance is not _DECLARED:
+            # the agent voided the slot: a value said or acted on since does not bring it
+            # back, but it is reported, and its turn is kept while the slot stays void
+            self.refusals.append(Refusal(obs.slot, obs.turn, REVOKED_SLOT, _REVOKED_WHY, obs.value))
+            return
+        if current is None:
+            self._set(current, obs)
+            return
+        same = current.value == obs.value or value_key(current.value) == value_key(obs.value)
+        if self._blocked(current, obs, same):
+            return
+        if same:
+            self._reaffirm(current, obs)
+            return
+        self._set(current, obs)
+
+    def _current(self, slot: str) -> Entry | None:
+        index = self.live.get(slot)
+        return None if index is None else self.entries[index]
+
+    def _blocked(self, current: Entry, obs: Observation, same: bool) -> bool:
+        """``same``: the values are equal but for case."""
+        if current.pinned and obs.op is not _PIN and not same:
+            self._refuse_or_conflict(current, obs, "pinned_write_blocked", "the slot is pinned")
+            return True
+        if obs.slot in self.immutable and not same:
+            self._refuse_or_conflict(current, obs, "immutable_write_blocked", "immutable slot")
+            return True
+        if PROVENANCE_RANK[obs.provenance] < PROVENANCE_RANK[current.provenance] and not same:
+            self.conflicts.append(Conflict(obs.slot, current, obs.value, obs.turn, obs.provenance))
+            return True
+        return False
+
+    def _refuse_or_conflict(self, current: Entry, obs: Observation, kind: str, why: str):
+        if obs.provenance is _DECLARED:
+            self.refusals.append(Refusal(obs.slot, obs.turn, kind, why, obs.value))
+        else:
+            self.conflicts.append(Conflict(obs.slot, current, obs.value, obs.turn, obs.provenance))
+
+    def _reaffirm(self, current: Entry, obs: Observation) -> None:
+        """An equal value said again: the turn joins its supports. A stronger source (the
+        agent acting on what the user said, or declaring it) takes the entry over, its
+        turn and spelling with its provenance, so a header line names the turn that gives
+        it its provenance; the turn that first said it stays a support."""
+        supports = current.supports
+        if obs.turn not in supports:
+            supports = (*supports, obs.turn)
+        if PROVENANCE_RANK[obs.provenance] > PROVENANCE_RANK[current.provenance]:
+            source = obs  # its provenance, turn and spelling
+        else:
+            source = current
+        self.entries[self.live[obs.slot]] = _restated(
+            current,
+            source.provenance,
+            supports,
+            current.pinned or obs.op is _PIN,
+            _unsure_after(current, obs),
+            source.value,
+            source.turn,
+        )
+        self.reaffirmations += 1
+
+    def _set(self, current: Entry | None, obs: Observation) -> None:
+        if current is not None:
+            self.entries[self.live[obs.slot]] = _ended(current, superseded_by=obs.turn)
+        self.revoked.discard(obs.slot)
+        self.live[obs.slot] = len(self.entries)
+        self.entries.append(
+            _entry(
+                slot=obs.slot,
+                value=obs.value,
+                turn=obs.turn,
+                provenance=obs.provenance,
+                supports=(obs.turn,),
+                pinned=obs.op is _PIN or obs.slot in self.immutable,
+                unsure=obs.op is _UNSURE,
+                superseded_by=None,
+                revoked_at=None,
+            )
+        )
+
+    def _revoke(self, obs: Observation) -> None:
+        current = self._current(obs.slot)
+        if current is None:
+            self.refusals.append(
+                Refusal(obs.slot, obs.turn, "revoke_refused", "nothing to revoke: slot not set")
+            )
+            return
+        if current.pinned or obs.slot in self.immutable:
+            self.refusals.append(
+                Refusal(obs.slot, obs.turn, "revoke_refused", "pinned or immutable slot")
+            )
+            return
+        self.entries[self.live.pop(obs.slot)] = _ended(current, revoked_at=obs.turn)
+        self.revoked.add(obs.slot)
+
+    def result(self) -> Register:
+        live = sorted((self.entries[i] for i in self.live.values()), key=lambda e: e.slot)
+        kept, dropped = _cap(live)
+        return build(  # Register(...), built as frozen.build builds
+            Register,
+            history=tuple(self.entries),
+            active=tuple(kept),
+            dropped_over_limit=tuple(dropped),
+            truncated_values=tuple(e.slot for e in kept if len(e.value) > MAX_VALUE_CHARS),
+            conflicts=tuple(self.conflicts),
+            refusals=tuple(self.refusals),
+            reaffirmations=self.reaffirmations,
+            revoked=tuple(sorted(self.revoked)),
+        )
+
+
+_DATE_CHARS = 30  # longer than any date ``iso_date`` reads ("September 30th, 2024")
+_YEAR = re.compile(r"\d{4}")  # a date the register compares carries its year
+REVOKED_SLOT = "revoked_slot_not_inferred"  # the kind of refusal for a value said after a revoke
+_REVOKED_WHY = "the slot was revoked; only a declaration sets it again"
+
+_OP_ORDER = {Op.REVOKE: 0, Op.UNSURE: 1, Op.PIN: 2, Op.ASSERT: 3}
+# Members the fold names once or more per observation, under module names: looking a
+# member up on its enum costs several times reading a global.
+_REVOKE, _PIN, _UNSURE, _DECLARED = Op.REVOKE, Op.PIN, Op.UNSURE, Provenance.DECLARED
+
+
+def _unsure_after(current: Entry, obs: Observation) -> bool:
+    """An ``unsure`` restatement flags the value; a declared assertion settles it."""
+    if obs.op is _UNSURE:
+        return True
+    if obs.provenance is _DECLARED:
+        return False
+    return current.unsure
+
+
+_entry = partial(build, Entry)  # Entry(**fields), every field given: one per value set or restated
+_new = object.__new__
+
+
+def _restated(
+    entry: Entry, provenance: Provenance, supports: tuple, pinned, unsure, value: str, turn: int
+) -> Entry:
+    """``entry`` restated, live: these fields new, its slot its own. Built
+    as ``frozen.build`` builds, from a copy of its fields rather than from keywords: one is
+    built per value restated, which is most observations of a long history.
+
+    Example:
+        >>> first = _entry(slot="a", value="x", turn=1, provenance=Provenance.INFERRED,
+        ...     supports=(1,), pinned=False, unsure=False, superseded_by=None, revoked_at=None)
+        >>> _restated(first, Provenance.ACTED, (1, 3), True, False, "X", 3) == Entry(
+        ...     "a", "X", 3, Provenance.ACTED, (1, 3), pinned=True)
+        True
+    """
+    restated = _new(Entry)
+    fields = restated.__dict__
+    fields.update(entry.__dict__)
+    fields["provenance"] = provenance
+    fields["supports"] = supports
+    fields["pinned"] = pinned
+    fields["unsure"] = unsure
+    fields["value"] = value
+    fields["turn"] = turn
+    fields["superseded_by"] = fields["revoked_at"] = None
+    return restated
+
+
+def _ended(entry: Entry, superseded_by: int | None = None, revoked_at: int | None = None) -> Entry:
+    """``entry``, no longer live: replaced at ``superseded_by`` or revoked at ``revoked_at``."""
+    return _entry(**{**entry.__dict__, "superseded_by": superseded_by, "revoked_at": revoked_at})
+
+
+def _copy_fold(fold: RegisterFold) -> RegisterFold:
+    twin = RegisterFold(fold.immutable)
+    twin.entries = list(fold.entries)
+    twin.live = dict(fold.live)
+    twin.revoked = set(fold.revoked)
+    twin.conflicts = list(fold.conflicts)
+    twin.refusals = list(fold.refusals)
+    twin.reaffirmations = fold.reaffirmations
+    return twin
+
+
+def _cap(live: list[Entry]) -> tuple[list[Entry], list[str]]:
+    """Keep at most 64 facts: pinned and declared first, then the most recent."""
+    if len(live) <= MAX_FACTS:
+        return live, []
+    ranked = sorted(
+        live,
+        key=lambda e: (-e.pinned, -PROVENANCE_RANK[e.provenance], -e.turn, e.slot),
+    )
+    kept = sorted(ranked[:MAX_FACTS], key=lambda e: e.slot)
+    dropped = sorted(e.slot for e in ranked[MAX_FACTS:])
+    return kept, dropped
+
+
+def register(observations: tuple[Observation, ...], *, immutable=frozenset()) -> Register:
+    """Fold observations (in turn order) into the state register.
+
+    Example:
+        >>> from compiler.facts import Observation
+        >>> reg = register((Observation("cabin", "economy", 0),
+        ...                 Observation("cabin", "Economy", 2),
+        ...                 Observation("cabin", "business", 4)))
+        >>> [(e.value, e.turn, e.supports, e.superseded_by) for e in reg.history]
+        [('economy', 0, (0, 2), 4), ('business', 4, (4,), None)]
+    """
+    fold = RegisterFold(frozenset(immutable))
+    batch: list[Observation] = []
+    for obs in observations:
+        if batch and obs.turn != batch[0].turn:
+            fold.apply_turn(batch)
+            batch = []
+        batch.append(obs)
+    if batch:
+        fold.apply_turn(batch)
+    return fold.result()
+
+
+def value_key(value: str) -> str:
+    """What makes two values the same value: case and Unicode composition aside, and a
+    date with its year however it is written (a date without one is compared as text:
+    May 20 of which year is not for the register to guess).
+
+    Example:
+        >>> value_key("Zu\u0308rich") == value_key("ZÜRICH")
+        True
+        >>> value_key("May 13, 2024") == value_key("2024-05-13") != value_key("May 13")
+        True
+    """
+    if len(value) <= _DATE_CHARS and _YEAR.search(value) is not None:
+        date = iso_date(value)
+        if date is not None:
+            return date
+    if value.isascii():
+        return value.casefold()
+    return unicodedata.normalize("NFC", value).casefold()

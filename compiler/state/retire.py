@@ -1,0 +1,209 @@
+"""Which turns can go.
+
+A turn is retired when every fact it carries has been superseded (or
+revoked) and it is not a support of any live fact. The last two turns are
+never retired: they are the exchange the model is about to continue. Turns
+that take part in a tool call (the call and its result) stay, so a
+``tool_call_id`` never loses its partner: that includes an assistant turn that
+says something and calls a tool in the same message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from compiler.facts import Provenance
+from compiler.state.classify import Kind
+from compiler.state.register import REVOKED_SLOT, Entry, Register, value_key
+
+KEEP_LAST = 2
+
+
+@dataclass(frozen=True)
+class Retired:
+    """A retired turn and, per slot it carried, the turn that replaced it (or, for a
+    slot in ``revoked``, the turn whose declaration revoked it)."""
+
+    turn: int
+    superseded: tuple[tuple[str, int], ...]
+    revoked: frozenset[str] = frozenset()
+
+    @property
+    def reason(self) -> str:
+        """Example:
+        >>> Retired(1, (("a", 3), ("b", 4)), frozenset({"b"})).reason
+        'a superseded by turn 3; b revoked at turn 4'
+        """
+        parts = [
+            f"{slot} {'revoked at' if slot in self.revoked else 'superseded by'} turn {by}"
+            for slot, by in self.superseded
+        ]
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class Violation:
+    slot: str
+    value: str
+    turn: int
+    supports: tuple[int, ...]
+
+
+def retire(
+    register: Register,
+    kinds: tuple[Kind, ...],
+    calling: frozenset[int] = frozenset(),
+    task: int | None = None,
+    keeps: Callable[[int], bool] | None = None,
+) -> tuple[Retired, ...]:
+    """Turns whose every fact is dead and which support nothing live; ``calling``
+    holds the turns that carry tool calls, whatever else they say, and ``task`` is the
+    user's first turn. Neither is ever retired: a tool result must keep its call, and
+    the task statement says more than the facts a schema reads out of it ("book a
+    flight from New York to Seattle on May 20th" is not only a date). Nor is a turn
+    ``keeps`` names, asked only of a turn that would otherwise go: one that carries a
+    safety signal ("my son has a severe peanut allergy") besides its superseded address.
+
+    Example:
+        >>> from compiler.facts import Observation
+        >>> from compiler.state.register import register
+        >>> reg = register((Observation("f", "a.py", 0), Observation("f", "b.py", 2)))
+        >>> retire(reg, (Kind.SPEECH,) * 5)
+        (Retired(turn=0, superseded=(('f', 2),), revoked=frozenset()),)
+        >>> retire(reg, (Kind.SPEECH,) * 5, calling=frozenset({0}))
+        ()
+        >>> speech = (Kind.SPEECH,) * 5
+        >>> retire(reg, speech, task=0), retire(reg, speech, keeps={0}.__contains__)
+        ((), ())
+    """
+    carried: dict[int, list[Entry]] = {}
+    for entry in register.history:
+        for turn in entry.supports:
+            carried.setdefault(turn, []).append(entry)
+    disputed = disputed_turns(register) | hedged_turns(register)
+    last_kept = len(kinds) - KEEP_LAST
+    retired = []
+    for turn in sorted(carried):
+        entries = carried[turn]
+        if turn >= last_kept or kinds[turn] in (Kind.TOOL_CALL, Kind.MACHINE):
+            continue
+        if turn in calling or turn == task or turn in disputed:
+            continue
+        if any(entry.live for entry in entries) or (keeps is not None and keeps(turn)):
+            continue
+        superseded = tuple(
+            sorted(
+                {
+                    (e.slot, e.superseded_by if e.superseded_by is not None else e.revoked_at)
+                    for e in entries
+                }
+            )
+        )
+        revoked = frozenset(e.slot for e in entries if e.superseded_by is None)
+        retired.append(Retired(turn, superseded, revoked))
+    return tuple(retired)
+
+
+def disputed_turns(register: Register) -> frozenset[int]:
+    """Turns that said a value the register refused, while what it refused it for still
+    stands: a conflict whose kept value is still live, or a value said after the slot was
+    revoked while it stays revoked. Such a turn carries a fact nothing superseded, the only
+    place the model can see that someone disagreed, so it is not retired. Only the latest
+    turn to say each refused value is kept: a user who repeats "900 Pine Ave" twenty times
+    disagrees once, and keeping every repetition would stop a long session retiring.
+
+    Example:
+        >>> from compiler.facts import Observation, Provenance
+        >>> from compiler.state.register import register
+        >>> said = Observation("addr", "9 Elm", 2, Provenance.INFERRED)
+        >>> declared = Observation("addr", "3 Oak", 1, Provenance.DECLARED)
+        >>> disputed_turns(register((declared, said)))
+        frozenset({2})
+        >>> again = Observation("addr", "9 ELM", 5, Provenance.INFERRED)
+        >>> disputed_turns(register((declared, said, again)))  # the latest says it
+        frozenset({5})
+        >>> later = Observation("addr", "5 Ash", 4, Provenance.DECLARED)
+        >>> disputed_turns(register((declared, said, later)))  # the dispute is moot
+        frozenset()
+    """
+    # an entry is known by the turn that set it, its first support: a stronger source
+    # restating it moves its ``turn`` (``register``), not where it began
+    live = {entry.slot: entry.supports[0] for entry in register.history if entry.live}
+    latest: dict[tuple[str, str], int] = {}  # (slot, refused value) → the latest turn
+    for c in register.conflicts:
+        if live.get(c.slot) == c.kept.supports[0]:
+            key = (c.slot, value_key(c.refused_value))
+            latest[key] = max(c.refused_turn, latest.get(key, c.refused_turn))
+    voided = set(register.revoked)
+    for r in register.refusals:
+        if r.kind == REVOKED_SLOT and r.slot in voided:
+            key = (r.slot, value_key(r.value or ""))
+            latest[key] = max(r.turn, latest.get(key, r.turn))
+    return frozenset(latest.values())
+
+
+def hedged_turns(register: Register) -> frozenset[int]:
+    """Turns that said the last firm value of a slot now held only as ``unsure``: an agent
+    that declares "maybe gate B12" has not taken back "gate A3", and with the turn that said
+    A3 retired the model would see only the guess. The latest turn to say that value is
+    kept while the unsure value stands; a declaration that settles it, or a revoke, lets
+    the turn go. A revoke between the two ends the chain: the firm value was voided. A
+    turn that only declared the firm value is not kept: its block was stripped, so it
+    shows nothing of the value.
+
+    Example:
+        >>> from compiler.facts import Observation, Op, Provenance
+        >>> from compiler.state.register import register
+        >>> firm = Observation("gate", "A3", 1)
+        >>> guess = Observation("gate", "B12", 3, Provenance.DECLARED, op=Op.UNSURE)
+        >>> hedged_turns(register((firm, guess)))
+        frozenset({1})
+        >>> settled = Observation("gate", "B12", 5, Provenance.DECLARED)
+        >>> hedged_turns(register((firm, guess, settled)))
+        frozenset()
+        >>> declared = Observation("gate", "A3", 1, Provenance.DECLARED)
+        >>> hedged_turns(register((declared, guess)))
+        frozenset()
+    """
+    chains: dict[str, list[Entry]] = {}
+    for entry in register.history:
+        chains.setdefault(entry.slot, []).append(entry)
+    kept = set()
+    for entries in chains.values():
+        if not (entries[-1].live and entries[-1].unsure):
+            continue
+        for entry in reversed(entries[:-1]):
+            if entry.superseded_by is None:  # revoked: nothing firm stands behind the guess
+                break
+            if not entry.unsure:
+                # a turn that only declared the value shows nothing of it: its block is gone
+                shown = [t for t in entry.supports if not _declared_at(entry, t)]
+                if shown:
+                    kept.add(max(shown))
+                break
+    return frozenset(kept)
+
+
+def _declared_at(entry: Entry, turn: int) -> bool:
+    """Whether ``turn`` is where ``entry`` was declared: the turn that gave it its
+    provenance (``register`` moves an entry's ``turn`` to its strongest source)."""
+    return entry.provenance is Provenance.DECLARED and turn == entry.turn
+
+
+def retirement_violations(register: Register, proposed) -> list[Violation]:
+    """Live facts that retiring ``proposed`` turns would leave with no support.
+
+    Example:
+        >>> from compiler.facts import Observation
+        >>> from compiler.state.register import register
+        >>> reg = register((Observation("pay", "card", 0),))
+        >>> retirement_violations(reg, {0})
+        [Violation(slot='pay', value='card', turn=0, supports=(0,))]
+    """
+    proposed = set(proposed)
+    return [
+        Violation(entry.slot, entry.value, entry.turn, entry.supports)
+        for entry in register.history
+        if entry.live and set(entry.supports) <= proposed
+    ]

@@ -1,0 +1,159 @@
+"""The shapes a compile takes in and gives back: ``Options`` and ``Compilation``.
+
+``Options`` is what a caller may ask of one compile, validated before any stage runs;
+``Compilation`` is everything one run produced. They live apart from the engine that
+makes them so that the fold, the incremental cache and the OpenAI patch can name them
+without importing the engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from compiler.compact import Compacted
+from compiler.errors import OptionError, SchemaError
+from compiler.frozen import build
+from compiler.layout import MODES, Emitted, Recall
+from compiler.protocol import POLICIES, Declared
+from compiler.read import Message, message_to_dict, owned
+from compiler.state import Kind, Register, Retired, Schema, load_schema
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a caller may ask of one compile; validated before any stage runs."""
+
+    schema: Schema | None = None
+    mode: str = "compact"
+    invariants: tuple[str, ...] = ()
+    recall_query: str | None = None
+    teach_protocol: bool = False
+    declaration_policy: str = "flag"
+    value_policy: str = "flag"
+
+    @property
+    def cache_key(self) -> tuple:
+        """What the per-message stages depend on (the rest only shapes the layout)."""
+        schema = self.schema
+        return (
+            schema.digest if schema else None,
+            schema.name if schema else None,
+            self.mode,
+            self.declaration_policy,
+            self.value_policy,
+        )
+
+    @classmethod
+    def build(cls, **given) -> Options:
+        """Validated options; an unknown name or value raises ``OptionError``."""
+        if not given.keys() <= _DEFAULTS.keys():
+            unknown = sorted(given.keys() - _DEFAULTS.keys())
+            raise OptionError(f"unknown option(s): {', '.join(unknown)}")
+        raw = {**_DEFAULTS, **given}
+        _choice("mode", raw["mode"], MODES)
+        _choice("declaration_policy", raw["declaration_policy"], POLICIES)
+        _choice("value_policy", raw["value_policy"], POLICIES)
+        query = raw["recall_query"]
+        if query is not None and not isinstance(query, str):
+            raise OptionError(f"recall_query must be a string, got {type(query).__name__}")
+        teach = raw["teach_protocol"]
+        if not isinstance(teach, bool | int) or teach not in (0, 1):
+            raise OptionError(f"teach_protocol must be true or false, got {teach!r}")
+        raw["schema"] = _schema(raw["schema"])
+        raw["invariants"] = _invariants(raw["invariants"])
+        raw["teach_protocol"] = bool(teach)
+        return build(cls, **raw)  # every field given, validated: as cls(**raw) builds it
+
+
+# every option and its default, read once rather than from the fields on every call
+_DEFAULTS = {name: spec.default for name, spec in Options.__dataclass_fields__.items()}
+
+
+def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise OptionError(f"unknown {name} {value!r}; expected one of {', '.join(allowed)}")
+
+
+@dataclass(frozen=True)
+class Compilation:
+    """Everything one run produced, for callers that want more than dicts."""
+
+    original: tuple[Message, ...]
+    input: tuple[Message, ...]
+    kinds: tuple[Kind, ...]
+    register: Register
+    retired: tuple[Retired, ...]
+    compacted: dict[int, Compacted]
+    emitted: Emitted
+    markup_stripped: int
+    declared: Declared
+    options: Options
+    recall: Recall | None = None
+    instruction: str = ""
+    # each input turn's number as the caller counts it (its place in the caller's list),
+    # where that is not its index in ``input``; telemetry and the text report these
+    numbers: tuple[int, ...] | None = None
+    # the place of the first item of the caller's list the reader skipped, if any
+    skipped_at: int | None = None
+    # None: no memo outlives this compile, so each dict and count is built once, and
+    # remembering them would only cost
+    token_memo: dict | None = field(default=None, compare=False)
+    dict_memo: dict | None = field(default=None, compare=False)
+    held: Any = field(default=None, compare=False)
+
+    def is_held(self, message: Message, origin: int | None) -> bool:
+        """Whether ``message`` stays alive with this compile's history (memo-safe)."""
+        if self.held is not None:
+            return self.held(message, origin)
+        return origin is not None and message is self.input[origin]
+
+    def output_dicts(self) -> list[dict]:
+        """The compiled messages as dicts; held messages are built once per history."""
+        if self.dict_memo is None:
+            return list(map(message_to_dict, self.emitted.messages))
+        out = []
+        for message, origin in zip(self.emitted.messages, self.emitted.origins, strict=True):
+            if self.is_held(message, origin):
+                key = id(message)
+                if key not in self.dict_memo:
+                    self.dict_memo[key] = message_to_dict(message)
+                out.append(owned(self.dict_memo[key]))  # the caller may change its copy
+            else:
+                out.append(message_to_dict(message))
+        return out
+
+
+def _schema(schema: Any) -> Schema | None:
+    if schema is None or type(schema) is Schema:  # (asked of every call: spare it a hasattr)
+        return schema
+    if hasattr(schema, "schema") and isinstance(schema.schema, Schema):
+        return schema.schema
+    if not isinstance(schema, str | Path | dict | Schema):
+        raise SchemaError(
+            "a schema is a shipped name, a path, a mapping, a Schema or a StateDAG; "
+            f"got {type(schema).__name__}"
+        )
+    return load_schema(schema)
+
+
+def _invariants(invariants) -> tuple[str, ...]:
+    """The caller's rules, whitespace collapsed, each once, in order.
+
+    Example:
+        >>> _invariants(["Never  refund", "never refund", "Never refund", ""])
+        ('Never refund', 'never refund')
+    """
+    if isinstance(invariants, str):
+        invariants = (invariants,)
+    if invariants is not None and not isinstance(invariants, list | tuple):
+        raise OptionError(f"invariants must be a list of strings, got {type(invariants).__name__}")
+    seen: dict[str, None] = {}
+    for rule in invariants or ():
+        if not isinstance(rule, str):
+            raise OptionError(f"an invariant must be a string, got {type(rule).__name__}")
+        text = " ".join(rule.split())
+        if text:
+            seen.setdefault(text)
+    return tuple(seen)
