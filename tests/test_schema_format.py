@@ -189,3 +189,10 @@ def test_fit_schemas_writes_the_measurement_beside_the_schema_and_leaves_the_sch
     fit_schemas.write_measurement("tickets", {"transcripts": 7})
     assert (tmp_path / "tickets.json").read_text() == authored
     assert load_schema(tmp_path / "tickets.json").measurement == {"transcripts": 7}
+
+
+def test_the_readme_example_schema_loads_and_passes_its_examples():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index('```json\n{"name": "tickets"') + len("```json\n")
+    schema = load_schema(json.loads(readme[start : readme.index("```", start)]))
+    assert [example_failures(note, PATTERN_FLAGS) for note in schema.notes] == [[]]
