@@ -21,6 +21,7 @@ from compiler.layout import (
 )
 from compiler.openai import patch_openai
 from compiler.protocol import POLICIES, normalise_key, render_instruction
+from compiler.protocol.protocol import protocol as parse_declaration
 from compiler.read import (
     Message,
     canonical_dumps,
@@ -40,6 +41,7 @@ from compiler.state import (
     list_schemas,
     load_schema,
     looks_like_machine_output,
+    satisfies,
     schema_summary,
 )
 from compiler.state import retirement_violations as get_retirement_violations
@@ -77,9 +79,11 @@ __all__ = [
     "message_to_dict",
     "message_tokens",
     "normalise_key",
+    "parse_declaration",
     "patch_openai",
     "render_instruction",
     "run",
+    "satisfies",
     "schema_summary",
     "strip_compiled_one",
 ]

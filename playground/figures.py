@@ -1,4 +1,4 @@
-"""The shipped schemas' figures, read from their ``_measurement`` blocks.
+"""The shipped schemas' figures, read from their measurement files (``<name>.measurement.json``).
 
 No number on the site is typed into a template: the overview, the console's
 schema notes and ``GET /api/schemas`` all come from here, and here they come

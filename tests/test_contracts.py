@@ -7,17 +7,16 @@ import pytest
 
 from compiler import list_schemas, load_schema
 from compiler.state.contracts import derive_contract, satisfies
-from compiler.state.schema import SCHEMA_DIR
 
 VALUES = json.loads((Path(__file__).parent / "fixtures" / "read_path_values.json").read_text())
 
 
 @pytest.mark.parametrize("name", list_schemas())
 def test_stored_contracts_equal_what_the_patterns_derive(name):
-    data = json.loads((SCHEMA_DIR / f"{name}.json").read_text(encoding="utf-8"))
-    for slot, spec in data["slots"].items():
-        assert spec["contract"] == derive_contract(spec["patterns"]), (
-            f"{name}.{slot}: patterns changed; run python tests/bench/derive_contracts.py --write"
+    for slot in load_schema(name).slots:
+        assert slot.contract == derive_contract([p.pattern for p in slot.patterns]), (
+            f"{name}.{slot.name}: patterns changed; "
+            "run python tests/bench/derive_contracts.py --write"
         )
 
 

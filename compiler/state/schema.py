@@ -4,16 +4,21 @@ A schema names the slots a transcript may set and, per slot, the patterns
 that read a value out of speech (each with one capture group). There is no
 default schema: without one, nothing is tracked.
 
-The shipped files live in ``compiler/schemas/*.json``. A file looks like::
+The shipped files live in ``compiler/schemas/*.json``, each written in the
+authored form (``schema_format``: named fragments, a reason and examples beside
+every pattern), with the figures ``tests/bench/fit_schemas.py`` measured in a
+generated file beside it, ``<name>.measurement.json``::
 
     {"name": "logistics",
      "_comment": "...",
-     "slots": {"payment_method": {"patterns": ["..."], "contract": "...",
-                                  "actions": [...]}},
-     "_measurement": {...}}
+     "fragments": {"method": "..."},
+     "slots": {"payment_method": {"patterns": [{"regex": "...", "reason": "...",
+                                                "matches": {...}, "rejects": [...]}],
+                                  "contract": "...", "actions": [...]}}}
 
-The peer's layout (``{"entities": {slot: [regex, ...]}}``) and a plain
-``{slot: [regex, ...]}`` mapping are read too.
+The single-file form these files had before is read too: plain string patterns,
+and the measurement inside, as ``_measurement``. So are the peer's layout
+(``{"entities": {slot: [regex, ...]}}``) and a plain ``{slot: [regex, ...]}`` mapping.
 """
 
 from __future__ import annotations
@@ -37,8 +42,10 @@ from compiler.state.prefilter import (
     word_bounded,
     word_char,
 )
+from compiler.state.schema_format import PatternNote, expand_authored
 
 SCHEMA_DIR = Path(__file__).parent.parent / "schemas"
+MEASUREMENT_SUFFIX = ".measurement.json"
 PATTERN_FLAGS = re.IGNORECASE
 
 
@@ -158,6 +165,7 @@ class Schema:
     comment: str = ""
     measurement: dict = field(default_factory=dict, compare=False, hash=False)
     digest: str = ""
+    notes: tuple[PatternNote, ...] = field(default=(), compare=False, hash=False)
 
     @cached_property
     def actions_by_tool(self) -> dict[str, tuple[tuple[str, ActionMap], ...]]:
@@ -196,7 +204,21 @@ def list_schemas() -> list[str]:
         >>> list_schemas()
         ['coding', 'logistics', 'travel']
     """
-    return sorted(path.stem for path in SCHEMA_DIR.glob("*.json"))
+    return sorted(
+        path.stem
+        for path in SCHEMA_DIR.glob("*.json")
+        if not path.name.endswith(MEASUREMENT_SUFFIX)
+    )
+
+
+def measurement_path(schema_path: Path) -> Path:
+    """Where the generated measurement of the schema file ``schema_path`` lives.
+
+    Example:
+        >>> measurement_path(Path("schemas/travel.json")).name
+        'travel.measurement.json'
+    """
+    return schema_path.with_name(schema_path.stem + MEASUREMENT_SUFFIX)
 
 
 def load_schema(name_or_path: str | Path | dict | Schema) -> Schema:
@@ -223,19 +245,31 @@ def load_schema(name_or_path: str | Path | dict | Schema) -> Schema:
             raise SchemaError(
                 f"unknown schema {str(name_or_path)!r}; shipped: {', '.join(list_schemas())}"
             )
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SchemaError(f"cannot read schema file {str(path)!r}: {exc}") from exc
-    except json.JSONDecodeError as exc:
-        raise SchemaError(f"schema file {str(path)!r} is not JSON: {exc}") from exc
+    if path.name.endswith(MEASUREMENT_SUFFIX):
+        raise SchemaError(f"{str(path)!r} is a schema's measurement, not a schema")
+    data = _read_json(path, "schema file")
+    beside = measurement_path(path)
+    if isinstance(data, dict) and beside.is_file():
+        if "_measurement" in data:
+            raise SchemaError(f"{str(path)!r} holds a _measurement and has one beside it")
+        data = {**data, "_measurement": _read_json(beside, "measurement file")}
     return schema_from_dict(data, default_name=path.stem)
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SchemaError(f"cannot read {what} {str(path)!r}: {exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise SchemaError(f"{what} {str(path)!r} is not JSON: {exc}") from exc
 
 
 def schema_from_dict(data: Any, *, default_name: str) -> Schema:
     """Validate and compile a schema mapping in any accepted layout."""
     if not isinstance(data, dict):
         raise SchemaError("a schema must be a JSON object")
+    data, notes = expand_authored(data)
     name = data.get("name") if isinstance(data.get("name"), str) else default_name
     if isinstance(data.get("slots"), dict):
         raw_slots = data["slots"]
@@ -263,6 +297,7 @@ def schema_from_dict(data: Any, *, default_name: str) -> Schema:
         comment=data.get("_comment", "") if isinstance(data.get("_comment"), str) else "",
         measurement=measurement,
         digest=_digest(slots, immutable),
+        notes=notes,
     )
 
 

@@ -55,10 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compiler import compile_messages, load_schema
-from compiler.formats import formats_many
-from compiler.messages import message_to_dict
-from compiler.protocol import protocol
+from compiler import compile_messages, formats_many, load_schema, message_to_dict, parse_declaration
 from labelling.bench.chat_client import Endpoint, EndpointError
 
 FORMAT = 2
@@ -300,7 +297,7 @@ def declaration_of(content: str) -> dict:
         >>> d["blocks"], d["malformed"], d["assert"], d["revoke"]
         (1, 0, {'seat': '12A'}, [])
     """
-    _, d = protocol(content)
+    _, d = parse_declaration(content)
     return {
         "blocks": d.blocks,
         "malformed": d.malformed,

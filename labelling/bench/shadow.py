@@ -36,9 +36,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiler import compile_messages, load_schema
-from compiler.contracts import satisfies
-from compiler.messages import message_to_dict
+from compiler import compile_messages, load_schema, message_to_dict, satisfies
 from labelling.bench.capture import (
     Capture,
     corpus_transcripts,

@@ -35,9 +35,10 @@ def derive(name: str, *, write: bool) -> list[str]:
     """Slots whose stored contract differs from the derived one (written if asked)."""
     path = SCHEMA_DIR / f"{name}.json"
     data = json.loads(path.read_text(encoding="utf-8"))
+    schema = load_schema(name)  # the patterns as compiled, fragments expanded
     stale = []
     for slot, spec in data["slots"].items():
-        derived = derive_contract(spec.get("patterns", []))
+        derived = derive_contract([p.pattern for p in schema.slot(slot).patterns])
         if spec.get("contract") != derived:
             stale.append(slot)
             spec["contract"] = derived

@@ -58,12 +58,23 @@ def digests(corpora: Path) -> dict[str, str]:
     return found
 
 
+def default_corpora() -> Path:
+    """``shared/corpora`` beside this checkout or any folder above it (a worktree may sit
+    deeper than the main checkout)."""
+    for folder in ROOT.parents:
+        if (folder / "shared" / "corpora").is_dir():
+            return folder / "shared" / "corpora"
+    return ROOT.parent / "shared" / "corpora"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpora", type=Path, default=ROOT.parent / "shared" / "corpora")
+    parser.add_argument("--corpora", type=Path, default=default_corpora())
     parser.add_argument("--out", type=Path, help="write the hashes here as JSON")
     parser.add_argument("--check", type=Path, help="compare with hashes written before")
     args = parser.parse_args(argv)
+    if not args.corpora.is_dir():
+        parser.error(f"no corpora folder at {args.corpora}: pass --corpora")
     found = digests(args.corpora)
     if args.out:
         args.out.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")

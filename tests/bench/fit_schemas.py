@@ -17,9 +17,10 @@ Precision is never computed from the corpus. It comes from the label file
 ``tests/bench/labels/<schema>.json``: rows a developer judged by reading the
 turn. This script counts them, rows and independent units (one per transcript family,
 turn and slot), and puts a Wilson interval around the count of units.
-With ``--write`` every figure lands in the schema's ``_measurement`` block, so no
-figure there is typed by hand; a label row that no longer reproduces (the
-patterns changed under it) stops the write until it is judged again.
+With ``--write`` every figure lands in the generated file beside the schema,
+``compiler/schemas/<schema>.measurement.json``, so no figure there is typed by hand;
+a label row that no longer reproduces (the patterns changed under it) stops the write
+until it is judged again.
 
 Output is deterministic: no clock, no randomness, corpus files read in sorted order.
 """
@@ -42,7 +43,7 @@ from compiler import run  # noqa: E402
 from compiler.read.formats import formats_many  # noqa: E402
 from compiler.state.classify import Kind  # noqa: E402
 from compiler.state.extract import extract, extract_turn  # noqa: E402
-from compiler.state.schema import SCHEMA_DIR, Schema, load_schema  # noqa: E402
+from compiler.state.schema import SCHEMA_DIR, Schema, load_schema, measurement_path  # noqa: E402
 from labelling.bench.compare import cluster_of  # noqa: E402
 from labelling.bench.gold import VERDICTS, gold_values, verdict  # noqa: E402
 from labelling.bench.stats import wilson95  # noqa: E402
@@ -382,17 +383,18 @@ def worksheet(schema, figures, per_slot: int) -> list[dict]:
     return rows
 
 
-def write_measurement(schema_name: str, block: dict) -> None:
-    path = SCHEMA_DIR / f"{schema_name}.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data["_measurement"] = block
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+def write_measurement(schema_name: str, block: dict) -> Path:
+    """Write ``block`` to the measurement file beside the authored schema; the authored
+    file is left as it is."""
+    path = measurement_path(SCHEMA_DIR / f"{schema_name}.json")
+    path.write_text(json.dumps(block, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("corpus_dir", type=Path)
-    parser.add_argument("--write", action="store_true", help="update each schema's _measurement")
+    parser.add_argument("--write", action="store_true", help="write each schema's measurement file")
     parser.add_argument("--schema", choices=sorted(CORPORA), action="append")
     parser.add_argument("--samples", type=int, default=8, help="extractions shown per slot")
     parser.add_argument("--worksheet", choices=sorted(CORPORA), help="print rows to judge")
@@ -423,8 +425,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"   not written: {len(stale)} label row(s) no longer reproduce")
             status = 1
         elif args.write:
-            write_measurement(name, block)
-            print(f"   written to compiler/schemas/{name}.json")
+            path = write_measurement(name, block)
+            print(f"   written to {path.relative_to(ROOT)}")
     return status
 
 

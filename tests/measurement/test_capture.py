@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler import compile_messages, load_schema
-from compiler.messages import message_to_dict
+from compiler import compile_messages, load_schema, message_to_dict
 from labelling.bench import capture as cap
 from labelling.bench.__main__ import main
 from labelling.bench.capture import ASK, corpus_transcripts, loop_bill, prompt_text

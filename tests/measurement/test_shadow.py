@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler import compile_messages, load_schema
-from compiler.messages import message_to_dict
+from compiler import compile_messages, load_schema, message_to_dict
 from labelling.bench.__main__ import main
 from labelling.bench.capture import (
     captures_summary,

@@ -88,6 +88,5 @@ def test_release_check_fails_naming_a_compiler_module_the_wheel_leaves_out(tmp_p
     done = release_check(project)
 
     assert done.returncode == 1
-    assert "the wheel lacks files of the project's compiler/: ['compiler/stage/__init__.py']" in (
-        done.stderr
-    )
+    assert "the wheel lacks files of the project's compiler/: [" in done.stderr
+    assert "'compiler/stage/__init__.py'" in done.stderr
