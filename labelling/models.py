@@ -370,6 +370,3 @@ class Label(models.Model):
 
     def __str__(self) -> str:
         return f"{self.slot} = {self.value!r} (turn {self.turn}): {self.verdict}"
-
-
-from labelling.jobs import *  # noqa: E402, F403

@@ -5,8 +5,8 @@ Per transcript and per slot the gold actions give a value for, the FINAL registe
 value is a match (equal to any gold value after normalising case, separators and
 dates), a mismatch, or missing. The benchmark (``tests/bench/measure.py``), the
 schema fit (``tests/bench/fit_schemas.py``), the corpus report
-(``labelling.measure``) and the records scorer (``labelling.records``) all score
-with this module.
+(``labelling.measurement.measure``) and the records scorer
+(``labelling.measurement.records``) all score with this module.
 """
 
 from __future__ import annotations

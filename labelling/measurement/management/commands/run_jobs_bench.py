@@ -29,8 +29,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
-from labelling.jobs import Job, JobStatus
-from labelling.tasks import start_import, start_measure
+from labelling.measurement.models import Job, JobStatus
+from labelling.measurement.tasks import start_import, start_measure
 
 DEFAULT_CORPORA = settings.BASE_DIR.parent / "shared" / "corpora"
 SOURCES = ("airline/gpt-4o-trajectories-dev.json", "airline/few_shot.jsonl")

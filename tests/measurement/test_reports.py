@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from labelling.jobs import Job, JobStatus, Report, ReportKind
-from labelling.tasks import measure_chunk, start_measure
+from labelling.measurement.models import Job, JobStatus, Report, ReportKind
+from labelling.measurement.tasks import measure_chunk, start_measure
 
 RECORDS = Path(__file__).resolve().parent.parent / "fixtures" / "records"
 INDEX = "/labelling/reports/"

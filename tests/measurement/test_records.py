@@ -8,7 +8,6 @@ behaviour on cases whose reading does not depend on a pattern's fine print.
 
 from __future__ import annotations
 
-import doctest
 import json
 from pathlib import Path
 
@@ -18,9 +17,9 @@ from django.core.management import CommandError, call_command
 from compiler.extract import Provenance
 from compiler.messages import Message
 from compiler.register import Entry
-from labelling import records
-from labelling.records import Bucket, Database, Kind, Snapshot, score_entry
-from labelling.records_report import score_records
+from labelling.measurement import records
+from labelling.measurement.records import Bucket, Database, Kind, Snapshot, score_entry
+from labelling.measurement.records_report import score_records
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "records"
 EMPTY = Database.of({Kind.RESERVATION: {}, Kind.USER: {}})
@@ -46,10 +45,6 @@ def airline() -> dict:
 @pytest.fixture(scope="module")
 def retail() -> dict:
     return score_records(FIXTURES, "retail")
-
-
-def test_the_module_examples_run():
-    assert doctest.testmod(records, optionflags=doctest.ELLIPSIS).failed == 0
 
 
 def test_a_value_is_corroborated_by_a_record_made_after_its_turn():

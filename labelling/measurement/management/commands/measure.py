@@ -18,11 +18,11 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from labelling.jobs import Report, ReportKind
 from labelling.labels import FORMAT
-from labelling.measure import cap_per_repo, corpus_report, measure_items, read_path
-from labelling.measure_render import render
-from labelling.tasks import CHUNK_SIZE, start_measure, stored_items, stored_labels
+from labelling.measurement.measure import cap_per_repo, corpus_report, measure_items, read_path
+from labelling.measurement.measure_render import render
+from labelling.measurement.models import Report, ReportKind
+from labelling.measurement.tasks import CHUNK_SIZE, start_measure, stored_items, stored_labels
 
 DEFAULT_CORPORA = settings.BASE_DIR.parent / "shared" / "corpora"
 LABELS = settings.BASE_DIR / "tests" / "bench" / "labels"

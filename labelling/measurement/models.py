@@ -9,7 +9,9 @@ through PostgreSQL. The last chunk to finish folds every chunk's rows into a
 ``Report``; reports also come from the ``measure`` and ``score_records`` commands
 (``--save``), so every figure on the report pages has a command that reproduces it.
 
-These models are imported at the end of ``labelling/models.py``.
+The tables keep the names they had when these models lived in the labelling app
+(``labelling_job``, ``labelling_jobchunk``, ``labelling_report``): the move to this
+app changed Django's state only, not the database (migration ``0001_initial``).
 """
 
 from __future__ import annotations
@@ -18,8 +20,6 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
-
-__all__ = ["Job", "JobChunk", "JobKind", "JobStatus", "Report", "ReportKind"]
 
 
 class JobKind(models.TextChoices):
@@ -73,6 +73,7 @@ class Job(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "labelling_job"
         ordering = ("-created_at", "-id")
         constraints = (
             models.CheckConstraint(condition=_in("kind", JobKind), name="job_kind"),
@@ -89,7 +90,7 @@ class Job(models.Model):
         return f"{self.get_kind_display()}: {self.title} ({self.status})"
 
     def get_absolute_url(self) -> str:
-        return reverse("labelling:reports:job", args=[self.pk])
+        return reverse("measurement:job", args=[self.pk])
 
     @property
     def finished(self) -> bool:
@@ -134,6 +135,7 @@ class JobChunk(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "labelling_jobchunk"
         ordering = ("job", "index")
         constraints = (
             models.UniqueConstraint(fields=("job", "index"), name="job_chunk_unique"),
@@ -165,6 +167,7 @@ class Report(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "labelling_report"
         ordering = ("-created_at", "-id")
         constraints = (
             models.CheckConstraint(condition=_in("kind", ReportKind), name="report_kind"),
@@ -174,4 +177,4 @@ class Report(models.Model):
         return f"{self.get_kind_display()}: {self.title}"
 
     def get_absolute_url(self) -> str:
-        return reverse("labelling:reports:report", args=[self.pk])
+        return reverse("measurement:report", args=[self.pk])

@@ -1,7 +1,7 @@
 """When a register value and a recorded field value mean the same (``same``): dates in
 any spelling, cabins with spaces or underscores, a payment method id against its kind
 and card brand, an address on its house number and street only. The records scorer
-(``labelling.records``) compares with it."""
+(``labelling.measurement.records``) compares with it."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from labelling.records import BUCKETS
-from labelling.records_report import GOLD_VERDICTS
+from labelling.measurement.records import BUCKETS
+from labelling.measurement.records_report import GOLD_VERDICTS
 
 
 def render(report: dict) -> str:

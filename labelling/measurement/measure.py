@@ -8,7 +8,7 @@ Measuring is split from reporting so that it can run anywhere: ``measure_items``
 turns transcripts into one JSON-ready row each (what each library did to it, how
 long it took, the register it ended with), and ``corpus_report`` folds any number
 of rows, measured in one process or in many background jobs, into the report
-(``labelling.measure_render.render`` prints it). The figures themselves are the
+(``labelling.measurement.measure_render.render`` prints it). The figures themselves are the
 benchmark's (``tests/bench/measure.py``, whose core is ``labelling.bench``): the same
 token estimator for both libraries, the same best-of-R timing, the same gold
 comparison; this module imports them rather than restating them.

@@ -8,17 +8,23 @@ same fixture rather than pinned, and counts that depend only on the corpus are p
 
 from __future__ import annotations
 
-import doctest
 import json
 from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
 
-from labelling import charts, measure
 from labelling.bench import compare as bench
-from labelling.measure import Item, cap_per_repo, corpus_report, measure_items, read_path
-from labelling.measure_render import render
+from labelling.labels import dumps, export_worksheet
+from labelling.measurement.management.commands.measure import Command
+from labelling.measurement.measure import (
+    Item,
+    cap_per_repo,
+    corpus_report,
+    measure_items,
+    read_path,
+)
+from labelling.measurement.measure_render import render
 
 FORMATS = Path(__file__).resolve().parent.parent / "fixtures" / "formats"
 TAU = FORMATS / "tau-airline-two-records.json"
@@ -51,11 +57,6 @@ def _label(row: dict, verdict: str = "correct", at: int = 0, **changes) -> dict:
         "verdict": verdict,
     }
     return {**label, **changes}
-
-
-@pytest.mark.parametrize("module", [measure, charts])
-def test_the_module_examples_run(module):
-    assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
 
 
 def test_it_counts_the_corpus():
@@ -226,3 +227,13 @@ def test_the_command_refuses_what_it_cannot_find(db):
 
 def test_an_item_carries_its_repository():
     assert Item("f#a__b-1#0", "a__b-1#0", []).repo == "a/b"
+
+
+def test_the_measure_command_reads_a_label_file_the_app_exported(finished, tmp_path):
+    path = tmp_path / "labels.json"
+    path.write_text(dumps(export_worksheet(finished)))
+    labels = Command()._labels({"labels": path}, None)
+    assert len(labels["rows"]) == 7 and labels["source"] == str(path)
+    path.write_text('{"labels": []}')
+    with pytest.raises(CommandError, match="neither a label file"):
+        Command()._labels({"labels": path}, None)

@@ -4,7 +4,7 @@ Each extraction against the environment's own records (the tau-bench database an
 the tool results of the conversation): corroborated, contradicted or unverifiable,
 per provenance and per slot, the rate over the decidable ones with its N and a 95%
 Wilson interval, the contradicted cases with their turns, and the final register
-against the task's gold actions. See ``labelling.records``.
+against the task's gold actions. See ``labelling.measurement.records``.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from labelling.jobs import Report, ReportKind
-from labelling.records import DOMAINS
-from labelling.records_render import render
-from labelling.records_report import score_records
+from labelling.measurement.models import Report, ReportKind
+from labelling.measurement.records import DOMAINS
+from labelling.measurement.records_render import render
+from labelling.measurement.records_report import score_records
 
 DEFAULT_CORPORA = settings.BASE_DIR.parent / "shared" / "corpora"
 

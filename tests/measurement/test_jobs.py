@@ -16,10 +16,10 @@ from django.conf import settings
 from django.core.management import call_command
 from django_tasks_db.models import DBTaskResult
 
-from labelling.jobs import Job, JobStatus, Report
-from labelling.management.commands.run_jobs_bench import worker_env
-from labelling.measure import corpus_report, measure_items
-from labelling.tasks import (
+from labelling.measurement.management.commands.run_jobs_bench import worker_env
+from labelling.measurement.measure import corpus_report, measure_items
+from labelling.measurement.models import Job, JobStatus, Report
+from labelling.measurement.tasks import (
     import_corpus_job,
     measure_chunk,
     start_import,
@@ -50,7 +50,7 @@ def test_a_measuring_job_is_split_into_chunks_with_one_queued_task_each(airline)
     job = start_measure(airline, "travel", chunk_size=3, repeats=1, use_peer=False)
     assert (job.units_total, job.chunks_total, job.status) == (4, 2, JobStatus.QUEUED)
     assert [c.positions for c in job.chunks.order_by("index")] == [[0, 1, 2], [3]]
-    queued = DBTaskResult.objects.filter(task_path="labelling.tasks.measure_chunk")
+    queued = DBTaskResult.objects.filter(task_path="labelling.measurement.tasks.measure_chunk")
     assert sorted(r.args_kwargs["args"][0] for r in queued) == sorted(
         job.chunks.values_list("pk", flat=True)
     )
@@ -85,7 +85,7 @@ def test_a_failing_chunk_fails_its_job_with_the_error(airline, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("the disk is full")
 
-    monkeypatch.setattr("labelling.tasks.measure_items", broken)
+    monkeypatch.setattr("labelling.measurement.tasks.measure_items", broken)
     with pytest.raises(RuntimeError):
         measure_chunk.call(job.chunks.get().pk)
     job.refresh_from_db()

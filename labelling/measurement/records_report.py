@@ -11,7 +11,7 @@ from typing import Any
 from compiler import load_schema
 from labelling.bench.gold import verdict
 from labelling.bench.stats import wilson95
-from labelling.records import (
+from labelling.measurement.records import (
     BUCKETS,
     DOMAINS,
     FIELDS,

@@ -27,7 +27,7 @@ record state is: the database entry of every reservation, order or user the
 conversation touched (read in a tool result or named in a tool-call argument),
 at turn -1, and every tool result that is such a record, at its own turn.
 
-What means the same is compared as the same (``labelling.records_values``): dates
+What means the same is compared as the same (``labelling.measurement.records_values``): dates
 in any spelling, cabins with spaces or underscores, a payment method id
 (``credit_card_4421486``) against its kind and card brand ("credit card", "Visa"), an
 address on its house number and street only. The final register is also checked
@@ -53,7 +53,7 @@ from compiler.formats import formats_many
 from compiler.messages import Message
 from compiler.register import Entry
 from labelling.bench.gold import gold_values, normalise, verdict
-from labelling.records_values import same, street_line_only
+from labelling.measurement.records_values import same, street_line_only
 
 QUOTE_CHARS = 600
 

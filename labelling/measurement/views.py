@@ -18,13 +18,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from compiler import list_schemas
-from labelling import access, charts
-from labelling.jobs import Job, Report, ReportKind
-from labelling.measure_render import figure_rows
+from labelling import access
+from labelling.measurement import charts
+from labelling.measurement.measure_render import figure_rows
+from labelling.measurement.models import Job, Report, ReportKind
+from labelling.measurement.records_render import rate_text
+from labelling.measurement.records_report import GOLD_VERDICTS
+from labelling.measurement.tasks import CHUNK_SIZE, start_import, start_measure
 from labelling.models import Corpus
-from labelling.records_render import rate_text
-from labelling.records_report import GOLD_VERDICTS
-from labelling.tasks import CHUNK_SIZE, start_import, start_measure
 
 JOBS_SHOWN = 20
 
@@ -63,7 +64,7 @@ def index(request, measure_form=None, import_form=None, status=200):
         "measure_form": measure_form or MeasureForm(),
         "import_form": import_form or ImportForm(),
     }
-    return render(request, "labelling/reports/index.html", context, status=status)
+    return render(request, "measurement/index.html", context, status=status)
 
 
 @login_required
@@ -108,7 +109,7 @@ def import_view(request):
 def job(request, pk):
     _require_maintainer(request.user)
     found = get_object_or_404(Job.objects.select_related("corpus").defer("payload"), pk=pk)
-    template = "labelling/reports/_job.html" if request.htmx else "labelling/reports/job.html"
+    template = "measurement/_job.html" if request.htmx else "measurement/job.html"
     context = {"job": found, "report": Report.objects.filter(job=found).only("pk").first()}
     return render(request, template, context)
 
@@ -118,8 +119,8 @@ def report(request, pk):
     _require_maintainer(request.user)
     found = get_object_or_404(Report.objects.select_related("corpus", "job"), pk=pk)
     if found.kind == ReportKind.RECORDS:
-        return render(request, "labelling/reports/records.html", records_context(found))
-    return render(request, "labelling/reports/measure.html", measure_context(found))
+        return render(request, "measurement/records.html", records_context(found))
+    return render(request, "measurement/measure.html", measure_context(found))
 
 
 @login_required
@@ -143,7 +144,7 @@ def transcript(request, pk, index):
         ),
         "history": sorted(row.get("history") or [], key=lambda e: (e["turn"], e["slot"])),
     }
-    return render(request, "labelling/reports/transcript.html", context)
+    return render(request, "measurement/transcript.html", context)
 
 
 @login_required
