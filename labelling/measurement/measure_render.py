@@ -1,4 +1,4 @@
-"""The corpus report (``labelling.measurement.measure.corpus_report``) as text: the corpus, every
+"""The corpus report (``labelling.measurement.corpus_report``) as text: the corpus, every
 figure with its N, then precision. The figure table is also what the report pages show."""
 
 from __future__ import annotations

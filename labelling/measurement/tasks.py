@@ -7,7 +7,7 @@ as wanted, on any machine that reaches the database) claim tasks with
 ``SELECT … FOR UPDATE SKIP LOCKED``; each chunk measures its transcripts with
 ``labelling.measurement.measure.measure_items`` and stores one row per transcript. The chunk
 that completes the job, under a row lock on the job, folds every chunk's rows into
-the stored ``Report`` (``labelling.measurement.measure.corpus_report``): the same figures the
+the stored ``Report`` (``labelling.measurement.corpus_report``): the same figures the
 ``measure`` command prints for the same corpus, timing apart.
 
 A chunk that is delivered twice does nothing the second time; a chunk that fails
@@ -25,7 +25,8 @@ from django.db import transaction
 from django.utils import timezone
 from django_tasks import task
 
-from labelling.measurement.measure import Item, cap_per_repo, corpus_report, measure_items
+from labelling.measurement.corpus_report import corpus_report
+from labelling.measurement.measure import Item, cap_per_repo, measure_items
 from labelling.measurement.models import Job, JobChunk, JobKind, JobStatus, Report, ReportKind
 
 CHUNK_SIZE = 50

@@ -10,6 +10,7 @@ import pytest
 
 MODULES = [
     "labelling.measurement.charts",
+    "labelling.measurement.corpus_report",
     "labelling.measurement.measure",
     "labelling.measurement.records",
     "labelling.measurement.records_render",

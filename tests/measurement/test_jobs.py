@@ -16,8 +16,9 @@ from django.conf import settings
 from django.core.management import call_command
 from django_tasks_db.models import DBTaskResult
 
+from labelling.measurement.corpus_report import corpus_report
 from labelling.measurement.management.commands.run_jobs_bench import worker_env
-from labelling.measurement.measure import corpus_report, measure_items
+from labelling.measurement.measure import measure_items
 from labelling.measurement.models import Job, JobStatus, Report
 from labelling.measurement.tasks import (
     import_corpus_job,

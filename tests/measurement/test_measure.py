@@ -16,14 +16,9 @@ from django.core.management import CommandError, call_command
 
 from labelling.bench import compare as bench
 from labelling.labels import dumps, export_worksheet
+from labelling.measurement.corpus_report import corpus_report
 from labelling.measurement.management.commands.measure import Command
-from labelling.measurement.measure import (
-    Item,
-    cap_per_repo,
-    corpus_report,
-    measure_items,
-    read_path,
-)
+from labelling.measurement.measure import Item, cap_per_repo, measure_items, read_path
 from labelling.measurement.measure_render import render
 
 FORMATS = Path(__file__).resolve().parent.parent / "fixtures" / "formats"

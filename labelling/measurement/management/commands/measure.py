@@ -19,7 +19,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from labelling.labels import FORMAT
-from labelling.measurement.measure import cap_per_repo, corpus_report, measure_items, read_path
+from labelling.measurement.corpus_report import corpus_report
+from labelling.measurement.measure import cap_per_repo, measure_items, read_path
 from labelling.measurement.measure_render import render
 from labelling.measurement.models import Report, ReportKind
 from labelling.measurement.tasks import CHUNK_SIZE, start_measure, stored_items, stored_labels
