@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from labelling.measurement.records import BUCKETS
+from labelling.measurement.records_db import BUCKETS
 from labelling.measurement.records_report import GOLD_VERDICTS
 
 

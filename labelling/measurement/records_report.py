@@ -11,7 +11,8 @@ from typing import Any
 from compiler import load_schema
 from labelling.bench.gold import verdict
 from labelling.bench.stats import wilson95
-from labelling.measurement.records import (
+from labelling.measurement.records import Scored, TranscriptScore, read_domain, score_transcript
+from labelling.measurement.records_db import (
     BUCKETS,
     DOMAINS,
     FIELDS,
@@ -22,11 +23,7 @@ from labelling.measurement.records import (
     Domain,
     Kind,
     Note,
-    Scored,
-    TranscriptScore,
     load_database,
-    read_domain,
-    score_transcript,
 )
 
 

@@ -18,7 +18,15 @@ from compiler.extract import Provenance
 from compiler.messages import Message
 from compiler.register import Entry
 from labelling.measurement import records
-from labelling.measurement.records import Bucket, Database, Kind, Snapshot, score_entry
+from labelling.measurement.records import score_entry
+from labelling.measurement.records_db import (
+    NO_RECORD_AFTER,
+    NO_RECORD_FIELD,
+    Bucket,
+    Database,
+    Kind,
+    Snapshot,
+)
 from labelling.measurement.records_report import score_records
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "records"
@@ -73,14 +81,14 @@ def test_no_record_at_or_after_the_turn_is_unverifiable_not_contradicted():
     states = [Snapshot(1, Kind.RESERVATION, "ABC123", _reservation("economy"))]
     assert _bucket(_entry("cabin_class", "business", 5), states) == (
         Bucket.UNVERIFIABLE,
-        records.NO_RECORD_AFTER,
+        NO_RECORD_AFTER,
     )
 
 
 def test_no_record_holding_the_slot_is_unverifiable():
     assert _bucket(_entry("cabin_class", "business", 5), []) == (
         Bucket.UNVERIFIABLE,
-        records.NO_RECORD_FIELD,
+        NO_RECORD_FIELD,
     )
 
 

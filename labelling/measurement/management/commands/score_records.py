@@ -17,7 +17,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from labelling.measurement.models import Report, ReportKind
-from labelling.measurement.records import DOMAINS
+from labelling.measurement.records_db import DOMAINS
 from labelling.measurement.records_render import render
 from labelling.measurement.records_report import score_records
 
