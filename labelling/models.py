@@ -230,19 +230,6 @@ class Worksheet(models.Model):
         membership = self.memberships.filter(user=user).first()
         return membership.role if membership else None
 
-    def record_verdict(self, row, reviewer, verdict, note="", *, expected_version=0):
-        """Save ``reviewer``'s verdict on ``row`` if nobody saved it since
-        ``expected_version`` (see ``labelling.verdicts.record_verdict``)."""
-        from labelling.verdicts import record_verdict
-
-        return record_verdict(row, reviewer, verdict, note, expected_version=expected_version)
-
-    def adjudicate(self, row, adjudicator, verdict, reason):
-        """Record the final verdict on a disputed row (``labelling.verdicts.adjudicate``)."""
-        from labelling.verdicts import adjudicate
-
-        return adjudicate(row, adjudicator, verdict, reason)
-
 
 class Membership(models.Model):
     """Who may work on a worksheet, and as what."""
@@ -383,6 +370,3 @@ class Label(models.Model):
 
     def __str__(self) -> str:
         return f"{self.slot} = {self.value!r} (turn {self.turn}): {self.verdict}"
-
-
-from labelling.jobs import *  # noqa: E402, F403

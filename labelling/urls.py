@@ -1,4 +1,4 @@
-from django.urls import include, path
+from django.urls import path
 
 from labelling import views
 
@@ -22,5 +22,4 @@ urlpatterns = [
     path("labels/import", views.labels_import, name="labels-import"),
     path("labels/export.json", views.labels_export, name="labels-export"),
     path("precision", views.precision, name="precision"),
-    path("reports/", include("labelling.report_urls")),
 ]

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "django_ratelimit",
     "playground",
     "labelling",
+    "labelling.measurement",
     "django_tasks",
     "django_tasks_db",
 ]

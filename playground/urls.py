@@ -11,6 +11,7 @@ urlpatterns = [
     path("api/", api.urls),
     path("v1/chat/completions", proxy.chat_completions, name="chat-completions"),
     re_path(r"^(?:api|v1)/", views.not_found, name="api-not-found"),  # after every API path
+    path("labelling/reports/", include("labelling.measurement.urls")),
     path("labelling/", include("labelling.urls")),
     path(
         "accounts/login/",

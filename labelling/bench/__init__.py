@@ -2,8 +2,8 @@
 
 Plain Python, no Django: the benchmark's command line (``tests/bench/measure.py``)
 and the schema fit (``tests/bench/fit_schemas.py``) run it without the site's
-settings, and the site (``labelling.measure``, ``labelling.records``) imports it
-from the installed package.
+settings, and the site's measurement app (``labelling.measurement.measure``,
+``labelling.bench.records``) imports it from the installed package.
 
 - ``gold``: the one gold scorer (tau-bench ``info.task.actions`` against a register);
 - ``stats``: nearest-rank percentile and the Wilson interval;

@@ -2,7 +2,7 @@
 
 How the figures are made is written down once, in ``tests/bench/measure.py`` (the
 benchmark's command line, which prints ``measure``'s report); the corpus report
-(``labelling.measure``) reuses the libraries, the warm-up, the timing and the figures
+(``labelling.measurement.measure``) reuses the libraries, the warm-up, the timing and the figures
 from here. No Django: the benchmark runs without the site's settings.
 """
 

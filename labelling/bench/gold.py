@@ -5,20 +5,17 @@ Per transcript and per slot the gold actions give a value for, the FINAL registe
 value is a match (equal to any gold value after normalising case, separators and
 dates), a mismatch, or missing. The benchmark (``tests/bench/measure.py``), the
 schema fit (``tests/bench/fit_schemas.py``), the corpus report
-(``labelling.measure``) and the records scorer (``labelling.records``) all score
-with this module.
+(``labelling.measurement.measure``) and the records scorer
+(``labelling.bench.records``) all score with this module.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import compiler
-
-if TYPE_CHECKING:
-    from labelling.bench.compare import Outcome, Transcript
 
 # Gold action argument → register slot; ``flights[]`` items carry two more.
 GOLD_ARGS = {
@@ -43,6 +40,19 @@ VERDICTS = ("match", "mismatch", "missing")
 # The corpus's "current time" is May 2024; a date said without a year is scored as
 # 2024. That is an assumption of the scorer, not of the schema.
 CORPUS_YEAR = 2024
+
+
+class Scored(Protocol):
+    """A transcript as the scorer reads it (``compare.Transcript`` is one)."""
+
+    ident: str
+    gold: dict[str, frozenset[str]] | None
+
+
+class Registered(Protocol):
+    """A compile's outcome as the scorer reads it (``compare.Outcome`` is one)."""
+
+    register: dict
 
 
 def gold_values(record) -> dict[str, frozenset[str]] | None:
@@ -145,7 +155,7 @@ def verdict(slot: str, value, golds: frozenset[str]) -> str:
     return "match" if normalise(slot, value) in wanted else "mismatch"
 
 
-def gold_figures(outcomes: Sequence[Outcome], corpus: Sequence[Transcript]) -> dict:
+def gold_figures(outcomes: Sequence[Registered], corpus: Sequence[Scored]) -> dict:
     """Per-slot and total match / mismatch / missing, and every mismatch.
 
     ``outcomes[i].register`` is the final register of ``corpus[i]``, whose ``gold``

@@ -1,5 +1,6 @@
 """The benchmark's report as a plain-text table (``tests/bench/measure.py`` without
-``--json``), and the table helpers the corpus report (``labelling.measure``) prints with."""
+``--json``), and the table helpers the corpus report
+(``labelling.measurement.measure``) prints with."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ block appended to its turn — then splits what it finds:
   shape, never truth);
 - with environment records (``--records``: tau-bench airline or retail), each declared
   value corroborated, contradicted, unverifiable or unchecked by the records, scored by
-  ``labelling.records`` exactly as the read path's values are.
+  ``labelling.bench.records`` exactly as the read path's values are.
 
 Only the parsed blocks go back into a turn (rebuilt from what the write path read), not the
 model's other words, so the read path's own reading of the transcript is unchanged.
@@ -37,14 +37,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compiler import compile_messages, load_schema, message_to_dict, satisfies
+from labelling.bench import records as scoring
+from labelling.bench import records_db
 from labelling.bench.capture import (
     Capture,
+    CaptureError,
     corpus_transcripts,
     declaration_of,
     declared_keys,
     declared_values,
     key_figures,
+    load_capture,
     transcript_digest,
+    verify,
 )
 
 SHOWN_PROBLEMS = 5
@@ -216,19 +221,17 @@ def value_shapes(by_transcript: dict[str, list], schema) -> dict:
 
 def score_records(transcripts, by_transcript, schema, records: Records) -> dict:
     """Each declared value, bucketed by the environment's records at its turn."""
-    from labelling import records as scoring  # Django-free; read only when records are asked
-
-    domain = scoring.DOMAINS.get(records.domain)
+    domain = records_db.DOMAINS.get(records.domain)
     if domain is None:
-        known = ", ".join(scoring.DOMAINS)
+        known = ", ".join(records_db.DOMAINS)
         raise ShadowRefused(f"no records for domain {records.domain!r} (known: {known})")
     if domain.schema != schema.name:
         raise ShadowRefused(
             f"the {domain.name} records score the {domain.schema} schema, "
             f"and this capture was made with {schema.name}"
         )
-    db = scoring.load_database(records.corpora, domain)
-    counts = Counter({b.value: 0 for b in scoring.BUCKETS})
+    db = records_db.load_database(records.corpora, domain)
+    counts = Counter({b.value: 0 for b in records_db.BUCKETS})
     contradicted = []
     for ident, messages in transcripts.items():
         states = scoring.snapshots(tuple(messages), db)
@@ -237,7 +240,7 @@ def score_records(transcripts, by_transcript, schema, records: Records) -> dict:
                 entry = _Declared(key, value, turn.index)
                 bucket = scoring.score_entry(entry, states, db, schema.name)[0]
                 counts[bucket.value] += 1
-                if bucket is scoring.Bucket.CONTRADICTED:
+                if bucket is records_db.Bucket.CONTRADICTED:
                     contradicted.append([ident, turn.index, key, value])
     return {"domain": domain.name, **dict(counts), "contradicted_values": contradicted}
 
@@ -249,6 +252,53 @@ class _Declared:
     slot: str
     value: str
     turn: int
+
+
+def captures_summary(folder: Path, corpus: Path | None = None) -> list[dict]:
+    """One row per capture file in ``folder``, for a page listing them (sorted by name).
+
+    A file that is not a capture is listed with its ``error`` rather than left out. With
+    ``corpus`` (the file the captures were made over), each row also holds its ``shadow``
+    figures, or ``shadow_refused`` saying why there are none.
+    """
+    text = Path(corpus).read_text(encoding="utf-8") if corpus is not None else None
+    rows = []
+    for path in sorted(Path(folder).glob("*.json")):
+        try:
+            capture = load_capture(path)
+        except CaptureError as error:
+            rows.append({"name": path.name, "error": str(error)})
+            continue
+        figures = key_figures(capture)
+        declared, in_schema = figures["declared"], figures["in_schema"]
+        rows.append(
+            {
+                "name": path.name,
+                "format": capture.format,
+                "model": capture.model,
+                "endpoints": list(capture.endpoints),
+                "schema": capture.schema,
+                "transcripts": len(capture.transcripts),
+                "turns": len(capture.turns),
+                "planned": capture.planned,
+                **{k: figures[k] for k in ("turns_with_block", "blocks", "malformed")},
+                "declared": declared,
+                "in_schema": in_schema,
+                "in_schema_share": (
+                    round(in_schema / declared, 3) if declared and in_schema is not None else None
+                ),
+                "off_schema_keys": figures["off_schema_keys"],
+                "bill": capture.raw.get("bill"),
+                "usage": capture.raw.get("usage"),
+                "refused": verify(capture),
+            }
+        )
+        if text is not None:
+            try:
+                rows[-1]["shadow"] = shadow(capture, text)
+            except ShadowRefused as error:
+                rows[-1]["shadow_refused"] = str(error)
+    return rows
 
 
 # -- the text a person reads -------------------------------------------------------------

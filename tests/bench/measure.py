@@ -44,7 +44,7 @@ How the figures are made, so they can be compared:
 Everything printed is deterministic except the timing figures. This file is the
 command line; the measurement itself is ``labelling/bench/`` (``compare``: the
 libraries, timing and figures; ``gold``: the gold scorer; ``stats``; ``render``),
-which the site's corpus report (``labelling.measure``) runs too.
+which the site's corpus report (``labelling.measurement.measure``) runs too.
 """
 
 from __future__ import annotations

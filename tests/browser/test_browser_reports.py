@@ -11,9 +11,9 @@ from django.core.management import call_command
 from django.test import Client
 
 from labelling.importing import import_corpus
-from labelling.jobs import Job, Report, ReportKind
 from labelling.management.commands.create_reviewer import maintainers_group
-from labelling.tasks import measure_chunk
+from labelling.measurement.models import Job, Report, ReportKind
+from labelling.measurement.tasks import measure_chunk
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

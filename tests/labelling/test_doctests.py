@@ -12,7 +12,6 @@ MODULES = [
     "labelling.agreement",
     "labelling.importing",
     "labelling.precision",
-    "labelling.records_values",
     "labelling.worksheets",
 ]
 

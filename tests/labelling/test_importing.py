@@ -13,7 +13,7 @@ from compiler import load_schema, run
 from compiler.read.formats import formats_many
 from labelling.importing import ImportRefused, compile_corpus, import_corpus, messages_of
 from labelling.models import CompileRun, Corpus, Extraction, Transcript
-from tests.labelling.conftest import AIRLINE, FIXTURES, NEBIUS
+from tests.personas import AIRLINE, FIXTURES, NEBIUS
 
 pytestmark = pytest.mark.django_db
 

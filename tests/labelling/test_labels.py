@@ -300,18 +300,6 @@ def test_the_download_names_a_file_safely_whatever_the_corpus_is_called(
     ]
 
 
-def test_the_measure_command_reads_a_label_file_the_app_exported(finished, tmp_path):
-    from labelling.management.commands.measure import Command
-
-    path = tmp_path / "labels.json"
-    path.write_text(dumps(export_worksheet(finished)))
-    labels = Command()._labels({"labels": path}, None)
-    assert len(labels["rows"]) == 7 and labels["source"] == str(path)
-    path.write_text('{"labels": []}')
-    with pytest.raises(CommandError, match="neither a label file"):
-        Command()._labels({"labels": path}, None)
-
-
 def test_an_import_refuses_a_transcript_the_corpus_does_not_hold(finished):
     document = export_worksheet(finished)
     document["labels"][0]["transcript"] = "task99-trial0"

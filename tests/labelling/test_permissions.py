@@ -103,7 +103,7 @@ def test_adjudicating_requires_post(login, adjudicator, worksheet):
 
 
 def test_signing_in_and_out_works_through_the_forms(client, reviewer):
-    from tests.labelling.conftest import PASSWORD
+    from tests.personas import PASSWORD
 
     response = client.post("/accounts/login/", {"username": "alice", "password": PASSWORD})
     assert response.status_code == 302

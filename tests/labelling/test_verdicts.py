@@ -135,8 +135,3 @@ def test_an_adjudication_needs_a_reason(row, reviewer, other_reviewer, adjudicat
     record_verdict(row, other_reviewer, "incorrect")
     with pytest.raises(ValueError, match="needs a reason"):
         adjudicate(row, adjudicator, "incorrect", "   ")
-
-
-def test_the_worksheet_verb_records_a_verdict(worksheet, row, reviewer):
-    verdict = worksheet.record_verdict(row, reviewer, "unclear", "can't tell")
-    assert (verdict.verdict, verdict.reviewer) == ("unclear", reviewer)

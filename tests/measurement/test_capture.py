@@ -21,6 +21,7 @@ from compiler import compile_messages, load_schema, message_to_dict
 from labelling.bench import capture as cap
 from labelling.bench.__main__ import main
 from labelling.bench.capture import ASK, corpus_transcripts, loop_bill, prompt_text
+from labelling.bench.shadow import captures_summary
 from tests.model_server import Drop, ModelServer, Slow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -389,7 +390,7 @@ def test_the_summary_lists_every_capture_with_its_verdict_and_names_what_is_not_
     for name in ("14b.json", "run1.json"):
         (tmp_path / name).write_bytes((CAPTURES / name).read_bytes())
     (tmp_path / "notes.json").write_text("[]")
-    rows = cap.captures_summary(tmp_path)
+    rows = captures_summary(tmp_path)
     assert [r["name"] for r in rows] == ["14b.json", "notes.json", "run1.json"]
     assert (rows[0]["refused"], rows[0]["declared"], rows[0]["in_schema"]) == ([], 47, 45)
     assert "error" in rows[1]
@@ -417,7 +418,7 @@ def test_a_dry_run_prints_the_bill_the_readme_shows_and_calls_nothing(capsys, tm
 def test_capture_and_shadow_run_without_django():
     # the bench is shared by the site's apps and must never need the site's settings
     code = (
-        "import sys, labelling.bench.__main__, labelling.bench.shadow, labelling.records; "
+        "import sys, labelling.bench.__main__, labelling.bench.shadow, labelling.bench.records; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'django'))"
     )
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}

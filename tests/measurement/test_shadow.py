@@ -12,14 +12,13 @@ import pytest
 from compiler import compile_messages, load_schema, message_to_dict
 from labelling.bench.__main__ import main
 from labelling.bench.capture import (
-    captures_summary,
     corpus_transcripts,
     declaration_of,
     declared_keys,
     declared_values,
 )
 from labelling.bench.capture import load_capture as load
-from labelling.bench.shadow import ShadowRefused, shadow
+from labelling.bench.shadow import ShadowRefused, captures_summary, shadow
 from tests.model_server import ModelServer
 
 ROOT = Path(__file__).resolve().parents[2]

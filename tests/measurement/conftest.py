@@ -1,0 +1,15 @@
+"""The measurement tests' fixtures: personas, corpora and a judged worksheet
+(``tests.personas``)."""
+
+from tests.personas import (  # noqa: F401 (fixtures)
+    adjudicator,
+    airline,
+    finished,
+    login,
+    maintainer,
+    nebius,
+    other_reviewer,
+    outsider,
+    reviewer,
+    worksheet,
+)
