@@ -139,6 +139,11 @@ class InstructionOut(Schema):
 
 
 class HealthOut(Schema):
-    status: str
+    status: Literal["ok", "unavailable"]
     compiler: str
-    database: str
+    database: Literal["ok", "unavailable"]
+
+
+class LiveOut(Schema):
+    status: Literal["ok"]
+    compiler: str

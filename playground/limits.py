@@ -4,15 +4,18 @@ One budget per client, ``CONTEXTGC_RATE_LIMIT`` compiles a minute, spent by the
 API, the console and the proxy alike. django-ratelimit counts in the cache named
 ``ratelimit``, which every gunicorn worker shares: memcached when
 ``CONTEXTGC_MEMCACHED`` names one, else counters in the site's database
-(``playground.ratecache``).
+(``playground.ratecache``). Either store, unreachable, is a 503 that says so: with the
+database counter a database outage stops compiles, with memcached it does not.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import logging
 from functools import lru_cache
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from django_ratelimit.core import get_usage
 from pymemcache.exceptions import MemcacheError
 
@@ -20,6 +23,8 @@ from playground.service import RequestError
 
 GROUP = "contextgc.compile"
 UNKNOWN = "unknown"  # the budget shared by clients without a usable address
+
+log = logging.getLogger(__name__)
 
 
 class RateLimited(Exception):
@@ -114,6 +119,7 @@ def spend(request) -> None:
     plus one: a client that waits ``retry_after`` is in a new window. A cache that
     cannot be reached, or that loses the count, is a 503 with the reason: neither a
     compile that goes uncounted nor a 429 for a client that was not over its budget.
+    The database's own error names its host, so only the server log gets it.
     """
     limit = settings.CONTEXTGC_RATE_LIMIT
     try:
@@ -121,6 +127,14 @@ def spend(request) -> None:
     except (OSError, MemcacheError) as exc:
         raise RequestError(
             503, "rate_limit_unavailable", f"the rate-limit cache cannot be reached ({exc})"
+        ) from None
+    except (OperationalError, InterfaceError) as exc:
+        log.warning("rate-limit counters unavailable: %s", exc)
+        raise RequestError(
+            503,
+            "rate_limit_unavailable",
+            "the rate-limit cache cannot be reached (it counts in the site's database, "
+            "which is down); try again in a moment",
         ) from None
     if usage is None:  # RATELIMIT_ENABLE is off: the operator switched counting off
         return

@@ -131,13 +131,23 @@ TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 # else counters in the site's database (playground.ratecache: one statement per call,
 # atomic; Django's DatabaseCache increments by get-then-set). "default" is per process.
 CONTEXTGC_MEMCACHED = env_str("CONTEXTGC_MEMCACHED")
+# pymemcache marks an unreachable server dead at its first failure (retrying it would
+# answer "no count" in between) and tries it again 5 s later, so every refusal while it
+# is down says it cannot be reached.
+CONTEXTGC_MEMCACHED_OPTIONS = {
+    "no_delay": True,
+    "connect_timeout": 2,
+    "timeout": 2,
+    "retry_attempts": 0,
+    "dead_timeout": 5,
+}
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "ratelimit": (
         {
             "BACKEND": "django.core.cache.backends.memcached.PyMemcacheCache",
             "LOCATION": CONTEXTGC_MEMCACHED,
-            "OPTIONS": {"no_delay": True, "connect_timeout": 2, "timeout": 2},
+            "OPTIONS": CONTEXTGC_MEMCACHED_OPTIONS,
         }
         if CONTEXTGC_MEMCACHED
         else {"BACKEND": "playground.ratecache.CounterCache"}

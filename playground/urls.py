@@ -5,6 +5,8 @@ from django.urls import include, path, re_path
 from playground import proxy, views
 from playground.api import api
 
+handler500 = "playground.outage.server_error"
+
 urlpatterns = [
     path("", views.overview, name="overview"),
     path("console", views.console, name="console"),
