@@ -158,6 +158,10 @@ RATELIMIT_USE_CACHE = "ratelimit"
 # CounterCache is (each call is one SQL statement; tests/site/test_site_ratelimit.py).
 SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
 CONTEXTGC_RATE_LIMIT = env_int("CONTEXTGC_RATE_LIMIT", 60, minimum=1)  # per minute per client
+# Sign-in attempts (the reviewers' login and the admin's), counted in the same cache: per
+# user name tried, and per client whatever the names (django-ratelimit's rate syntax).
+CONTEXTGC_LOGIN_RATE_ACCOUNT = env_str("CONTEXTGC_LOGIN_RATE_ACCOUNT", "10/15m")
+CONTEXTGC_LOGIN_RATE_CLIENT = env_str("CONTEXTGC_LOGIN_RATE_CLIENT", "30/15m")
 # How many reverse proxies in front append to X-Forwarded-For; 0 trusts only REMOTE_ADDR.
 CONTEXTGC_PROXY_HOPS = env_int("CONTEXTGC_PROXY_HOPS", 0)
 
