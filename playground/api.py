@@ -42,24 +42,39 @@ class Api(NinjaAPI):
         return without_body(response) if request.method == "HEAD" else response
 
 
+class JsonBodyParser(OrjsonParser):
+    """A body is read only when it is JSON, sent uncompressed; else a 415 says why."""
+
+    def parse_body(self, request):
+        if refusal := errors.unreadable_body(request):
+            raise refusal
+        return super().parse_body(request)
+
+
 api = Api(
     title="contextgc",
     version=compiler.__version__,
     description="Compile an agent transcript down to what is currently true. Stateless.",
     urls_namespace="api",
-    parser=OrjsonParser(),
+    parser=JsonBodyParser(),
     renderer=OrjsonRenderer(),
 )
-BODY_ERRORS = {code: ErrorOut for code in (400, 411, 413, 422)}
-ERRORS = {**BODY_ERRORS, 429: ErrorOut}
-METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+# Every error an operation can answer is in the document: 405 for another method, the
+# body's refusals, and the rate limit's (429, and 503 when its cache cannot be reached).
+NOT_ALLOWED = {405: ErrorOut}
+BODY_ERRORS = {code: ErrorOut for code in (400, 405, 411, 413, 415, 422)}
+ERRORS = {**BODY_ERRORS, 429: ErrorOut, 503: ErrorOut}
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE")
 
 
 def get(path: str, **options):
     """``api.get`` that answers HEAD as well: the same response, sent without its body.
 
     HEAD is left out of the OpenAPI document, which would otherwise list every GET twice.
+    The document lists the 405 every other method gets.
     """
+    given = options["response"]
+    options["response"] = {**(given if isinstance(given, dict) else {200: given}), **NOT_ALLOWED}
 
     def register(view):
         head = api.api_operation(
@@ -88,12 +103,22 @@ def compile_(request, payload: CompileIn):
     return response
 
 
-@get("/schemas", response=SchemasOut, summary="Shipped schemas", operation_id="schemas")
+@get(
+    "/schemas",
+    response={200: SchemasOut, **NOT_ALLOWED},
+    summary="Shipped schemas",
+    operation_id="schemas",
+)
 def schemas(request):
     return {"schemas": [schema_json(name) for name in compiler.list_schemas()]}
 
 
-@get("/example", response=ExamplesOut, summary="Worked examples", operation_id="example")
+@get(
+    "/example",
+    response={200: ExamplesOut, **NOT_ALLOWED},
+    summary="Worked examples",
+    operation_id="example",
+)
 def example(request):
     found = examples()
     return {
@@ -135,7 +160,12 @@ def health(request):
     return Status(503, body)
 
 
-@get("/health/live", response=LiveOut, summary="Liveness: the process answers", operation_id="live")
+@get(
+    "/health/live",
+    response={200: LiveOut, **NOT_ALLOWED},
+    summary="Liveness: the process answers",
+    operation_id="live",
+)
 def live(request):
     """Alive: the process answers, whatever the database does. Restart it when this fails."""
     return {"status": "ok", "compiler": compiler.__version__}
@@ -156,6 +186,8 @@ def _invalid(request, exc: ValidationError, api):
 
 
 def _http_error(request, exc: HttpError, api):
+    if isinstance(exc.__cause__, service.RequestError):  # the parser refused the body
+        return _mapped(request, exc.__cause__, api)
     if exc.status_code == 400:  # ninja's only 400: a body that is not JSON
         cause = f" ({exc.__cause__})" if exc.__cause__ else ""
         body = errors.body("invalid_json", f"the request body is not valid JSON{cause}")

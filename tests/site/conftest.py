@@ -23,8 +23,9 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "site"
 
 @pytest.fixture
 def api_client():
-    """django-ninja's test client: calls the operations directly, without middleware."""
-    return TestClient(api)
+    """django-ninja's test client: calls the operations directly, without middleware; it
+    declares its JSON bodies as any client must."""
+    return TestClient(api, headers={"Content-Type": "application/json"})
 
 
 @pytest.fixture
