@@ -16,7 +16,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
-from schemathesis.specs.openapi.checks import positive_data_acceptance
+from schemathesis.checks import positive_data_acceptance
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the WSGI app closes what is not autocommit
 
