@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from functools import partial
 
-from django.db import connection
 from django.http import HttpResponse
 from ninja import NinjaAPI, Status
 from ninja.errors import HttpError, ValidationError
 
 import compiler
 from compiler import CompilerError, render_instruction
-from playground import errors, limits, service
+from playground import errors, limits, outage, service
 from playground.api_schemas import (
     CompileIn,
     CompileOut,
@@ -24,6 +23,7 @@ from playground.api_schemas import (
     HealthOut,
     InstructionIn,
     InstructionOut,
+    LiveOut,
     SchemasOut,
 )
 from playground.examples import examples
@@ -41,24 +41,39 @@ class Api(NinjaAPI):
         return without_body(response) if request.method == "HEAD" else response
 
 
+class JsonBodyParser(OrjsonParser):
+    """A body is read only when it is JSON, sent uncompressed; else a 415 says why."""
+
+    def parse_body(self, request):
+        if refusal := errors.unreadable_body(request):
+            raise refusal
+        return super().parse_body(request)
+
+
 api = Api(
     title="contextgc",
     version=compiler.__version__,
     description="Compile an agent transcript down to what is currently true. Stateless.",
     urls_namespace="api",
-    parser=OrjsonParser(),
+    parser=JsonBodyParser(),
     renderer=OrjsonRenderer(),
 )
-BODY_ERRORS = {code: ErrorOut for code in (400, 411, 413, 422)}
-ERRORS = {**BODY_ERRORS, 429: ErrorOut}
-METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+# Every error an operation can answer is in the document: 405 for another method, the
+# body's refusals, and the rate limit's (429, and 503 when its cache cannot be reached).
+NOT_ALLOWED = {405: ErrorOut}
+BODY_ERRORS = {code: ErrorOut for code in (400, 405, 411, 413, 415, 422)}
+ERRORS = {**BODY_ERRORS, 429: ErrorOut, 503: ErrorOut}
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE")
 
 
 def get(path: str, **options):
     """``api.get`` that answers HEAD as well: the same response, sent without its body.
 
     HEAD is left out of the OpenAPI document, which would otherwise list every GET twice.
+    The document lists the 405 every other method gets.
     """
+    given = options["response"]
+    options["response"] = {**(given if isinstance(given, dict) else {200: given}), **NOT_ALLOWED}
 
     def register(view):
         head = api.api_operation(
@@ -87,12 +102,22 @@ def compile_(request, payload: CompileIn):
     return response
 
 
-@get("/schemas", response=SchemasOut, summary="Shipped schemas", operation_id="schemas")
+@get(
+    "/schemas",
+    response={200: SchemasOut, **NOT_ALLOWED},
+    summary="Shipped schemas",
+    operation_id="schemas",
+)
 def schemas(request):
     return {"schemas": [schema_json(name) for name in compiler.list_schemas()]}
 
 
-@get("/example", response=ExamplesOut, summary="Worked examples", operation_id="example")
+@get(
+    "/example",
+    response={200: ExamplesOut, **NOT_ALLOWED},
+    summary="Worked examples",
+    operation_id="example",
+)
 def example(request):
     found = examples()
     return {
@@ -120,16 +145,29 @@ def protocol_instruction(request, payload: InstructionIn):
 @get(
     "/health",
     response={200: HealthOut, 503: HealthOut},
-    summary="Liveness and database",
+    summary="Readiness: the database answers",
     operation_id="health",
 )
 def health(request):
-    try:
-        connection.ensure_connection()
-    except Exception as exc:  # any failure to reach the database is "unavailable"
-        body = {"status": "unavailable", "compiler": compiler.__version__, "database": str(exc)}
-        return Status(503, body)
-    return {"status": "ok", "compiler": compiler.__version__, "database": "ok"}
+    """Ready to serve: one real round trip to the database on each call (503 without).
+
+    The reason a check failed, which names the database's host, goes to the server log.
+    """
+    if outage.database_answers():
+        return {"status": "ok", "compiler": compiler.__version__, "database": "ok"}
+    body = {"status": "unavailable", "compiler": compiler.__version__, "database": "unavailable"}
+    return Status(503, body)
+
+
+@get(
+    "/health/live",
+    response={200: LiveOut, **NOT_ALLOWED},
+    summary="Liveness: the process answers",
+    operation_id="live",
+)
+def live(request):
+    """Alive: the process answers, whatever the database does. Restart it when this fails."""
+    return {"status": "ok", "compiler": compiler.__version__}
 
 
 def _mapped(request, exc, api):
@@ -147,6 +185,8 @@ def _invalid(request, exc: ValidationError, api):
 
 
 def _http_error(request, exc: HttpError, api):
+    if isinstance(exc.__cause__, service.RequestError):  # the parser refused the body
+        return _mapped(request, exc.__cause__, api)
     if exc.status_code == 400:  # ninja's only 400: a body that is not JSON
         cause = f" ({exc.__cause__})" if exc.__cause__ else ""
         body = errors.body("invalid_json", f"the request body is not valid JSON{cause}")

@@ -1,7 +1,11 @@
 """Input and output shapes of the API, kept apart so output never echoes input-only fields.
 
-The allowed values of ``mode`` and the policies are the compiler's own tuples,
-so the OpenAPI document and the compiler cannot disagree.
+The allowed values of ``mode``, the policies and the schema names are the compiler's
+own, so the OpenAPI document and the compiler cannot disagree. The document says
+exactly which bodies are accepted — one of ``transcript`` and ``messages``, a schema
+or slots for the instruction, booleans as JSON booleans — so a client generated from
+it sends nothing the API refuses for its shape (``tests/site/test_site_openapi_contract.py``
+runs schemathesis over it).
 """
 
 from __future__ import annotations
@@ -9,14 +13,57 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from ninja import Field, Schema
-from pydantic import BaseModel, ConfigDict, WrapValidator
+from pydantic import BaseModel, ConfigDict, StrictBool, WithJsonSchema, WrapValidator
 
-from compiler import MODES, POLICIES
+from compiler import MODES, POLICIES, list_schemas
 
 Mode = Literal[MODES]  # type: ignore[valid-type]
 Policy = Literal[POLICIES]  # type: ignore[valid-type]
 
 CURL_TRANSCRIPT = "user: deliver to Tower B\nuser: actually use Gate 2, code 4921"
+
+# A shipped schema's name; "" (as null) names none. Any other name is refused with 422.
+SchemaName = Annotated[str, WithJsonSchema({"type": "string", "enum": ["", *list_schemas()]})]
+
+# What the reader takes for a message: an object with a role, content or tool calls.
+A_MESSAGE = {
+    "type": "object",
+    "anyOf": [{"required": ["role"]}, {"required": ["content"]}, {"required": ["tool_calls"]}],
+}
+# Exactly one history: a transcript, or an array holding at least one message; the other
+# absent or null. (Both, or neither, is a 422.)
+ONE_HISTORY = {
+    "oneOf": [
+        {
+            "required": ["transcript"],
+            "properties": {"transcript": {"type": "string"}, "messages": {"type": "null"}},
+        },
+        {
+            "required": ["messages"],
+            "properties": {
+                "messages": {"type": "array", "minItems": 1, "contains": A_MESSAGE},
+                "transcript": {"type": "null"},
+            },
+        },
+    ]
+}
+
+# A shipped schema, or at least one slot with an ASCII letter or digit (a slot name keeps
+# only those, see compiler's normalise_key); without either there is nothing to teach.
+SCHEMA_OR_SLOTS = {
+    "anyOf": [
+        {
+            "required": ["entity_schema"],
+            "properties": {"entity_schema": {"enum": list(list_schemas())}},
+        },
+        {
+            "required": ["slots"],
+            "properties": {
+                "slots": {"type": "array", "contains": {"type": "string", "pattern": "[A-Za-z0-9]"}}
+            },
+        },
+    ]
+}
 
 
 def _objects_as_given(value, handler):
@@ -41,9 +88,16 @@ Messages = Annotated[list[dict[str, Any]], WrapValidator(_objects_as_given)]
 class CompileOptions(BaseModel):
     """The compile options: ``/api/compile``'s, and the proxy's ``contextgc`` object.
 
+    Booleans are JSON booleans: ``"false"`` is a string, refused rather than guessed at.
+
     Example:
-        >>> CompileOptions.model_validate({"teach_protocol": "false"}).teach_protocol
+        >>> CompileOptions.model_validate({"teach_protocol": False}).teach_protocol
         False
+        >>> CompileOptions.model_validate({"teach_protocol": "false"})
+        Traceback (most recent call last):
+        ...
+        pydantic_core._pydantic_core.ValidationError: 1 validation error for CompileOptions
+        ...
     """
 
     # A plain pydantic model: ninja's Schema adds a root validator for ORM objects that
@@ -51,12 +105,12 @@ class CompileOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     mode: Mode = Field("compact", description="compact, or cache_friendly to keep the prefix.")
-    entity_schema: str | None = Field(
+    entity_schema: SchemaName | None = Field(
         None, description="A shipped schema (see /api/schemas). Without one, no state is tracked."
     )
     invariants: list[str] = Field(default_factory=list, description="Rules restated once.")
     recall_query: str | None = Field(None, description="Recall a retired turn by words.")
-    teach_protocol: bool = Field(False, description="Add the state-protocol instruction.")
+    teach_protocol: StrictBool = Field(False, description="Add the state-protocol instruction.")
     declaration_policy: Policy = Field("flag", description="Off-schema declared keys.")
     value_policy: Policy = Field("flag", description="Declared values of the wrong shape.")
 
@@ -78,6 +132,8 @@ class History(BaseModel):
 
 class CompileIn(CompileOptions, History):
     """A history and the options to compile it with (pydantic lists History's fields first)."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=ONE_HISTORY)
 
 
 class CompileOut(Schema):
@@ -125,9 +181,9 @@ class ExamplesOut(Schema):
 
 
 class InstructionIn(Schema):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=SCHEMA_OR_SLOTS)
 
-    entity_schema: str | None = None
+    entity_schema: SchemaName | None = None
     slots: list[str] | None = None
 
 
@@ -138,6 +194,11 @@ class InstructionOut(Schema):
 
 
 class HealthOut(Schema):
-    status: str
+    status: Literal["ok", "unavailable"]
     compiler: str
-    database: str
+    database: Literal["ok", "unavailable"]
+
+
+class LiveOut(Schema):
+    status: Literal["ok"]
+    compiler: str

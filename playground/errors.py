@@ -96,6 +96,43 @@ def missing_body(request) -> RequestError | None:
     return RequestError(400, "empty_body", "the request body is empty: send a JSON object")
 
 
+def unreadable_body(request) -> RequestError | None:
+    """Why a body will not be read as JSON (415), or None.
+
+    Only ``application/json`` (or a ``+json`` type) is read: a form, ``text/plain`` or
+    no type at all is what a page on another site can send without a CORS preflight,
+    and reading it would let any page spend its visitors' compile budget. A compressed
+    body is refused rather than inflated: the size cap is on the bytes sent.
+
+    Example:
+        >>> from django.test import RequestFactory
+        >>> post = RequestFactory().post
+        >>> unreadable_body(post("/api/compile", "{}", content_type="text/plain")).code
+        'unsupported_media_type'
+        >>> gzip = post("/api/compile", "{}", "application/json", HTTP_CONTENT_ENCODING="gzip")
+        >>> unreadable_body(gzip).message
+        "Content-Encoding 'gzip' is not accepted: send the body uncompressed"
+        >>> unreadable_body(post("/api/compile", "{}", content_type="application/json")) is None
+        True
+    """
+    encoding = request.META.get("HTTP_CONTENT_ENCODING", "").strip().lower()
+    if encoding and encoding != "identity":
+        return RequestError(
+            415,
+            "unsupported_content_encoding",
+            f"Content-Encoding {encoding[:40]!r} is not accepted: send the body uncompressed",
+        )
+    kind = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
+    if kind == "application/json" or (kind.startswith("application/") and kind.endswith("+json")):
+        return None
+    given = f"sent as {kind[:80]!r}" if kind else "sent without a Content-Type"
+    return RequestError(
+        415,
+        "unsupported_media_type",
+        f"the body is {given}; send JSON with Content-Type: application/json",
+    )
+
+
 def not_allowed_body(method: str, path: str, allowed) -> dict:
     """A 405's body; the response also carries ``Allow``.
 

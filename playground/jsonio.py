@@ -8,6 +8,7 @@ before still parses, and every answer still renders. Same data either way.
 from __future__ import annotations
 
 import json
+import math
 import sys
 import threading
 from typing import Any
@@ -27,17 +28,34 @@ def loads(data: bytes | str) -> Any:
         Traceback (most recent call last):
         ...
         ValueError: NaN is not a JSON value
+        >>> loads(b'{"a": 1e999}')
+        Traceback (most recent call last):
+        ...
+        ValueError: the number 1e999 is too large to read: it would be Infinity, which ...
     """
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
-        return json.loads(data, parse_constant=_not_json)
+        return json.loads(data, parse_constant=_not_json, parse_float=_finite)
 
 
 def _not_json(name: str):
     """NaN and Infinity, which the standard library reads and JSON does not have: read,
     they would be answered as null, a value the caller never sent."""
     raise ValueError(f"{name} is not a JSON value")
+
+
+def _finite(text: str) -> float:
+    """A JSON number that overflows a float: read, it would be infinity and answered as
+    null, as NaN would. orjson refuses it; the standard library must too."""
+    number = float(text)
+    if math.isinf(number):
+        shown = text if len(text) <= 24 else text[:24] + "…"
+        raise ValueError(
+            f"the number {shown} is too large to read: it would be Infinity, "
+            "which JSON does not have"
+        )
+    return number
 
 
 def dumps(value: Any) -> bytes:

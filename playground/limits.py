@@ -4,15 +4,20 @@ One budget per client, ``CONTEXTGC_RATE_LIMIT`` compiles a minute, spent by the
 API, the console and the proxy alike. django-ratelimit counts in the cache named
 ``ratelimit``, which every gunicorn worker shares: memcached when
 ``CONTEXTGC_MEMCACHED`` names one, else counters in the site's database
-(``playground.ratecache``).
+(``playground.ratecache``). Either store, unreachable, is a 503 that says so: with the
+database counter a database outage stops compiles, with memcached it does not.
 """
 
 from __future__ import annotations
 
+import functools
 import ipaddress
+import logging
 from functools import lru_cache
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
+from django.shortcuts import render
 from django_ratelimit.core import get_usage
 from pymemcache.exceptions import MemcacheError
 
@@ -20,6 +25,8 @@ from playground.service import RequestError
 
 GROUP = "contextgc.compile"
 UNKNOWN = "unknown"  # the budget shared by clients without a usable address
+
+log = logging.getLogger(__name__)
 
 
 class RateLimited(Exception):
@@ -114,6 +121,7 @@ def spend(request) -> None:
     plus one: a client that waits ``retry_after`` is in a new window. A cache that
     cannot be reached, or that loses the count, is a 503 with the reason: neither a
     compile that goes uncounted nor a 429 for a client that was not over its budget.
+    The database's own error names its host, so only the server log gets it.
     """
     limit = settings.CONTEXTGC_RATE_LIMIT
     try:
@@ -121,6 +129,14 @@ def spend(request) -> None:
     except (OSError, MemcacheError) as exc:
         raise RequestError(
             503, "rate_limit_unavailable", f"the rate-limit cache cannot be reached ({exc})"
+        ) from None
+    except (OperationalError, InterfaceError) as exc:
+        log.warning("rate-limit counters unavailable: %s", exc)
+        raise RequestError(
+            503,
+            "rate_limit_unavailable",
+            "the rate-limit cache cannot be reached (it counts in the site's database, "
+            "which is down); try again in a moment",
         ) from None
     if usage is None:  # RATELIMIT_ENABLE is off: the operator switched counting off
         return
@@ -137,3 +153,53 @@ def spend(request) -> None:
 
 def _owner(group: str, request) -> str:
     return budget_owner(client_ip(request))
+
+
+# --- sign-in attempts -------------------------------------------------------------------
+
+LOGIN_GROUP = "contextgc.login"
+
+
+def throttled_login(view):
+    """``view`` (a login page) with its POSTs limited per account and per client.
+
+    Every attempt counts, in the rate limit's shared cache: ``CONTEXTGC_LOGIN_RATE_ACCOUNT``
+    for one user name from anywhere, ``CONTEXTGC_LOGIN_RATE_CLIENT`` for one client on any
+    user names. Past either, the page answers 429 with ``Retry-After`` and does not check
+    the password, so guessing stops being worth it; the right password is refused too
+    until the window ends. A cache that cannot be reached is a 503, never a free attempt.
+    """
+
+    @functools.wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if request.method != "POST":
+            return view(request, *args, **kwargs)
+        wait = 0
+        for key, rate in (
+            (_account, settings.CONTEXTGC_LOGIN_RATE_ACCOUNT),
+            (_owner, settings.CONTEXTGC_LOGIN_RATE_CLIENT),
+        ):
+            try:
+                usage = get_usage(request, group=LOGIN_GROUP, key=key, rate=rate, increment=True)
+            except (OSError, MemcacheError):
+                return _login_refused(request, 503, "the sign-in counter cannot be reached", 0)
+            if usage is not None and usage["should_limit"]:
+                wait = max(wait, usage["time_left"] + 1)
+        if wait:
+            return _login_refused(request, 429, "too many sign-in attempts", wait)
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def _account(group: str, request) -> str:
+    """The user name tried, as Django's default backend matches it (case kept)."""
+    return "account:" + request.POST.get("username", "")[:150]
+
+
+def _login_refused(request, status: int, reason: str, retry_after: int):
+    context = {"reason": reason, "retry_after": retry_after, "minutes": -(-retry_after // 60)}
+    response = render(request, "login_refused.html", context, status=status)
+    if retry_after:
+        response["Retry-After"] = str(retry_after)
+    return response

@@ -68,6 +68,8 @@ def read_request(request) -> tuple[dict, dict]:
     """The chat body without our options, and those options; 400/411/422 when unusable."""
     if missing := errors.missing_body(request):
         raise missing
+    if refusal := errors.unreadable_body(request):
+        raise refusal
     try:
         body = jsonio.loads(request.body)
     except ValueError:
@@ -87,7 +89,7 @@ def compile_options(given) -> dict:
     """The ``contextgc`` options, typed as ``/api/compile`` types them; 422 naming the field.
 
     Example:
-        >>> compile_options({"teach_protocol": "false", "entity_schema": "travel"})
+        >>> compile_options({"teach_protocol": False, "entity_schema": "travel"})
         {'entity_schema': 'travel', 'teach_protocol': False}
         >>> compile_options({"invariants": 5})
         Traceback (most recent call last):

@@ -132,13 +132,23 @@ TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 # else counters in the site's database (playground.ratecache: one statement per call,
 # atomic; Django's DatabaseCache increments by get-then-set). "default" is per process.
 CONTEXTGC_MEMCACHED = env_str("CONTEXTGC_MEMCACHED")
+# pymemcache marks an unreachable server dead at its first failure (retrying it would
+# answer "no count" in between) and tries it again 5 s later, so every refusal while it
+# is down says it cannot be reached.
+CONTEXTGC_MEMCACHED_OPTIONS = {
+    "no_delay": True,
+    "connect_timeout": 2,
+    "timeout": 2,
+    "retry_attempts": 0,
+    "dead_timeout": 5,
+}
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "ratelimit": (
         {
             "BACKEND": "django.core.cache.backends.memcached.PyMemcacheCache",
             "LOCATION": CONTEXTGC_MEMCACHED,
-            "OPTIONS": {"no_delay": True, "connect_timeout": 2, "timeout": 2},
+            "OPTIONS": CONTEXTGC_MEMCACHED_OPTIONS,
         }
         if CONTEXTGC_MEMCACHED
         else {"BACKEND": "playground.ratecache.CounterCache"}
@@ -149,6 +159,10 @@ RATELIMIT_USE_CACHE = "ratelimit"
 # CounterCache is (each call is one SQL statement; tests/site/test_site_ratelimit.py).
 SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
 CONTEXTGC_RATE_LIMIT = env_int("CONTEXTGC_RATE_LIMIT", 60, minimum=1)  # per minute per client
+# Sign-in attempts (the reviewers' login and the admin's), counted in the same cache: per
+# user name tried, and per client whatever the names (django-ratelimit's rate syntax).
+CONTEXTGC_LOGIN_RATE_ACCOUNT = env_str("CONTEXTGC_LOGIN_RATE_ACCOUNT", "10/15m")
+CONTEXTGC_LOGIN_RATE_CLIENT = env_str("CONTEXTGC_LOGIN_RATE_CLIENT", "30/15m")
 # How many reverse proxies in front append to X-Forwarded-For; 0 trusts only REMOTE_ADDR.
 CONTEXTGC_PROXY_HOPS = env_int("CONTEXTGC_PROXY_HOPS", 0)
 

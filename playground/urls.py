@@ -4,6 +4,9 @@ from django.urls import include, path, re_path
 
 from playground import proxy, views
 from playground.api import api
+from playground.limits import throttled_login
+
+handler500 = "playground.outage.server_error"
 
 urlpatterns = [
     path("", views.overview, name="overview"),
@@ -15,9 +18,10 @@ urlpatterns = [
     path("labelling/", include("labelling.urls")),
     path(
         "accounts/login/",
-        auth_views.LoginView.as_view(template_name="labelling/login.html"),
+        throttled_login(auth_views.LoginView.as_view(template_name="labelling/login.html")),
         name="login",
     ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/login/", throttled_login(admin.site.login)),  # before the admin's own
     path("admin/", admin.site.urls),
 ]

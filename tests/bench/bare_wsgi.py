@@ -2,7 +2,7 @@
 
 ``load_api.py`` serves it with the site's gunicorn settings to show what gunicorn
 itself costs a request on the machine, beside the same load on the site's
-``GET /api/health``: the difference is Django's, the rest is gunicorn's.
+``GET /api/health/live``: the difference is Django's, the rest is gunicorn's.
 """
 
 

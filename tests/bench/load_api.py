@@ -11,7 +11,7 @@ airline transcript (``tests/fixtures/site``) through locust (headless, FastHttpU
 for the given time, with one client per worker unless ``--users`` says otherwise, so
 every worker is kept busy; and prints requests/s, p50/p99, errors and 5xx beside the
 library's in-process ``compile_messages`` p50/p99 for the same transcript. Then, for
-``--floor-seconds``, the same clients call ``GET /api/health``: what a request costs
+``--floor-seconds``, the same clients call ``GET /api/health/live``: what a request costs
 gunicorn and Django with no compile, which bounds from below the overhead a compile
 request can have. The rate
 limit stays on (set high enough never to trip) so its counting is measured: in a
@@ -52,7 +52,7 @@ import json, os
 from locust import FastHttpUser, events, task
 
 BODY = open(os.environ["LOAD_BODY"], "rb").read()
-FLOOR = os.environ.get("LOAD_FLOOR") == "1"  # GET /api/health instead of a compile
+FLOOR = os.environ.get("LOAD_FLOOR") == "1"  # GET /api/health/live instead of a compile
 TIMES, STATUSES = [], {}
 
 @events.request.add_listener
@@ -70,7 +70,7 @@ class Caller(FastHttpUser):
     @task
     def compile(self):
         if FLOOR:
-            with self.client.get("/api/health", catch_response=True) as r:
+            with self.client.get("/api/health/live", catch_response=True) as r:
                 if r.status_code != 200:
                     r.failure(f"HTTP {r.status_code}")
             return
@@ -154,7 +154,7 @@ def start_gunicorn(
          "--pythonpath", str(Path(__file__).resolve().parent),
          "--workers", str(workers),
          "--bind", f"127.0.0.1:{port}", "--log-level", "warning",
-         "--access-logfile", str(log), "--access-logformat", "%(U)s %(s)s %(D)s",
+         "--access-logfile", str(log), "--access-logformat", "%(U)s %(s)s %(D)s %(p)s",
          *os.environ.get("LOAD_GUNICORN_ARGS", "").split()],
         cwd=ROOT, env=env, start_new_session=True,
     )  # fmt: skip
@@ -220,7 +220,40 @@ def server_times(log: Path, path: str, since: int) -> list[float]:
     """Milliseconds gunicorn spent on each request to ``path`` (its access log's %(D)s)
     from line ``since`` on: the readiness checks and the correctness check come before
     the load and are left out."""
-    return [int(us) / 1000 for where, _, us in log_lines(log)[since:] if where == path]
+    return [int(us) / 1000 for where, _, us, _ in log_lines(log)[since:] if where == path]
+
+
+def worker_split(log: Path, path: str, since: int) -> dict[str, int]:
+    """How many requests to ``path`` each worker process served (the access log's
+    ``%(p)s``, its pid), from line ``since`` on, most first."""
+    counts: dict[str, int] = {}
+    for where, _, _, pid in log_lines(log)[since:]:
+        if where == path:
+            counts[pid.strip("<>")] = counts.get(pid.strip("<>"), 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: -item[1]))
+
+
+def split_line(split: dict[str, int], workers: int) -> str:
+    """The share of the load each worker served; a worker that served nothing is named.
+
+    Example:
+        >>> print(split_line({"11": 600, "12": 400}, 2))
+        split       /api/compile per worker: pid 11 600 (60.0%), pid 12 400 (40.0%);
+                    the busiest served 1.20× an even share
+        >>> print(split_line({"11": 10}, 2))
+        split       /api/compile per worker: pid 11 10 (100.0%), 1 worker(s) served none;
+                    the busiest served 2.00× an even share
+    """
+    total = sum(split.values()) or 1
+    parts = [f"pid {pid} {n:,} ({100 * n / total:.1f}%)" for pid, n in split.items()]
+    idle = workers - len(split)
+    if idle > 0:
+        parts[-1] += f", {idle} worker(s) served none"
+    busiest = max(split.values(), default=0) / (total / workers)
+    return (
+        f"split       /api/compile per worker: {', '.join(parts)};\n"
+        f"            the busiest served {busiest:.2f}× an even share"
+    )
 
 
 def server_settings(workers: int) -> str:
@@ -239,8 +272,9 @@ def server_settings(workers: int) -> str:
         else f"NOT as the Procfile's web process ({web.split('exec ', 1)[-1]})"
     )
     return (
-        f"{workers} workers, {conf.worker_class} with {conf.threads} thread, keep-alive "
-        f"{conf.keepalive} s ({CONF}{', ' + extra if extra else ''}), {procfile}"
+        f"{workers} workers, {conf.worker_class} with {conf.threads} thread and at most "
+        f"{conf.worker_connections} connections each, keep-alive {conf.keepalive} s "
+        f"({CONF}{', ' + extra if extra else ''}), {procfile}"
     )
 
 
@@ -271,6 +305,7 @@ def report(args, messages, body, library, load, floor=None) -> str:
         f"errors {errors}, 5xx {server_errors}, statuses {dict(sorted(statuses.items()))}",
         f"server      gunicorn's own time per compile (access log, N={len(server):,}): "
         f"p50 {srv50:.3f} ms, p99 {srv99:.3f} ms",
+        split_line(load["split"], args.workers),
         f"overhead    p50 over the library: {srv50 - lib50:.3f} ms inside the server, "
         f"{api50 - lib50:.3f} ms as the load tool saw it (connect, send, receive included)",
         f"            the same library call after {load['idle_ms']:.3f} ms asleep (a worker's wait "
@@ -304,16 +339,17 @@ def bare_floor(workdir: Path, body: bytes, args) -> dict:
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
-    bare["server"] = server_times(log, "/api/health", since)
+    bare["server"] = server_times(log, "/api/health/live", since)
     return bare
 
 
 def floor_line(args, floor: dict) -> str:
-    """What a request costs this stack with no compile: ``GET /api/health``'s server time."""
+    """What a request costs this stack with no compile: ``GET /api/health/live``'s server
+    time."""
     server, statuses = floor["server"], {int(k): v for k, v in floor["statuses"].items()}
     bare = floor["bare"]
     return (
-        f"floor       GET /api/health, same server and users, {args.floor_seconds} s: "
+        f"floor       GET /api/health/live, same server and users, {args.floor_seconds} s: "
         f"{len(floor['times']) / args.floor_seconds:.1f}/s, gunicorn's own time p50 "
         f"{percentile(server, 0.5):.3f} ms, p99 {percentile(server, 0.99):.3f} ms "
         f"(N={len(server):,}), statuses {dict(sorted(statuses.items()))}\n"
@@ -334,7 +370,7 @@ def main(argv=None) -> int:
         "--floor-seconds",
         type=int,
         default=15,
-        help="then load GET /api/health this long, for the stack's own cost (0: skip)",
+        help="then load GET /api/health/live this long, for the stack's own cost (0: skip)",
     )
     parser.add_argument("--library-runs", type=int, default=2000)
     parser.add_argument(
@@ -379,18 +415,19 @@ def main(argv=None) -> int:
 
 
 def drive(base: str, workdir: Path, body: bytes, args) -> tuple[dict, dict | None]:
-    """The compile load, then (``--floor-seconds``) the same load on ``GET /api/health``:
-    gunicorn, Django's middleware and a database check with no compile, no JSON body
-    and no rate limit, so its server time is what any request costs this stack."""
+    """The compile load, then (``--floor-seconds``) the same load on ``GET /api/health/live``:
+    gunicorn and Django's middleware with no compile, no JSON body, no database and no
+    rate limit, so its server time is what any request costs this stack."""
     log = workdir / "access.log"
     since = len(log_lines(log))
     load = run_locust(base, workdir, body, args.users, args.seconds)
     load["server"] = server_times(log, "/api/compile", since)
+    load["split"] = worker_split(log, "/api/compile", since)
     if not args.floor_seconds:
         return load, None
     since = len(log_lines(log))
     floor = run_locust(base, workdir, body, args.users, args.floor_seconds, floor=True)
-    floor["server"] = server_times(log, "/api/health", since)
+    floor["server"] = server_times(log, "/api/health/live", since)
     return load, floor
 
 

@@ -1,4 +1,4 @@
-"""A verdict acknowledged to the browser survives a PostgreSQL crash and restart.
+"""What the browser was told is saved (a verdict, a label import, a corpus import) survives a crash.
 
 ``bash scripts/test`` starts a throwaway cluster with ``synchronous_commit=off`` and
 ``fsync=off`` and exports where its ``pg_ctl`` and data directory are. This test saves
@@ -19,8 +19,10 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connections
+from django.test.utils import CaptureQueriesContext
 
-from labelling.models import Label, Verdict
+from labelling.importing import import_corpus
+from labelling.models import Label, Transcript, Verdict
 
 PG_CTL = os.environ.get("CONTEXTGC_TEST_PG_CTL")
 PGDATA = os.environ.get("CONTEXTGC_TEST_PGDATA")
@@ -63,3 +65,24 @@ def test_an_acknowledged_label_import_survives_a_crash_restart(login, maintainer
     connections.close_all()
     restart_postgres("immediate")
     assert Label.objects.count() == 7
+
+
+def test_an_acknowledged_corpus_import_survives_a_crash_restart(login, maintainer):
+    from tests.labelling.conftest import AIRLINE
+
+    upload = SimpleUploadedFile("airline.json", AIRLINE.read_bytes())
+    response = login(maintainer).post("/labelling/corpora/import", {"upload": upload})
+    assert response.status_code == 302  # acknowledged
+    connections.close_all()
+    restart_postgres("immediate")
+    assert Transcript.objects.filter(corpus__name="airline.json").count() == 4
+
+
+def test_a_corpus_import_asks_for_a_synchronous_commit_as_a_verdict_does():
+    from tests.labelling.conftest import AIRLINE
+
+    with CaptureQueriesContext(connections["default"]) as queries:
+        import_corpus(AIRLINE.read_bytes(), name="airline", source="airline.json")
+    statements = [query["sql"] for query in queries.captured_queries]
+    synchronous = statements.index("SET LOCAL synchronous_commit TO on")
+    assert synchronous < next(i for i, sql in enumerate(statements) if "INSERT" in sql)

@@ -11,6 +11,7 @@ import json
 import re
 
 import pytest
+from django.db import OperationalError
 
 import compiler
 from compiler import compile_messages, compile_transcript, list_schemas, load_schema, schema_summary
@@ -461,17 +462,19 @@ def test_it_reports_health_with_the_database(api_client):
     assert response.json() == {"status": "ok", "compiler": compiler.__version__, "database": "ok"}
 
 
-def test_it_reports_an_unreachable_database_as_unavailable(api_client, monkeypatch):
+def test_it_reports_an_unreachable_database_as_unavailable_without_its_host(
+    api_client, monkeypatch
+):
     def refuse():
-        raise OSError("connection refused")
+        raise OperationalError('connection to server at "10.0.0.7", port 5432 failed')
 
-    monkeypatch.setattr("playground.api.connection.ensure_connection", refuse)
+    monkeypatch.setattr("playground.outage.connection.cursor", refuse)
     response = api_client.get("/health")
     assert response.status_code == 503
     assert response.json() == {
         "status": "unavailable",
         "compiler": compiler.__version__,
-        "database": "connection refused",
+        "database": "unavailable",
     }
 
 
@@ -488,6 +491,7 @@ def test_it_documents_every_endpoint_in_openapi(client):
         "/api/compile",
         "/api/example",
         "/api/health",
+        "/api/health/live",
         "/api/protocol-instruction",
         "/api/schemas",
     ]

@@ -56,6 +56,7 @@ def test_head_stays_out_of_the_openapi_document(client):
         "/api/compile": ["post"],
         "/api/example": ["get"],
         "/api/health": ["get"],
+        "/api/health/live": ["get"],
         "/api/protocol-instruction": ["post"],
         "/api/schemas": ["get"],
     }

@@ -192,9 +192,18 @@ def test_it_validates_compile_options_as_the_api_does(client, proxy_on, options,
     assert proxy_on.requests == []
 
 
-@pytest.mark.parametrize("flag", ["false", False, 0])
-def test_it_reads_a_false_teach_protocol_as_false(client, proxy_on, flag):
+@pytest.mark.parametrize("flag", ["false", 0, "true"])
+def test_it_refuses_a_teach_protocol_that_is_not_a_json_boolean(client, proxy_on, flag):
+    # never read as true: a boolean written as a string or a number is named and refused
     options = {"entity_schema": "logistics", "teach_protocol": flag}
+    response = chat(client, {"messages": HISTORY, "contextgc": options})
+    assert response.status_code == 422
+    assert "teach_protocol: Input should be a valid boolean" in response.json()["error"]["message"]
+    assert proxy_on.requests == []
+
+
+def test_it_reads_a_false_teach_protocol_as_false(client, proxy_on):
+    options = {"entity_schema": "logistics", "teach_protocol": False}
     chat(client, {"messages": HISTORY, "contextgc": options})
     forwarded = proxy_on.requests[0]["messages"]
     assert forwarded == compile_messages(HISTORY, schema=load_schema("logistics"))[0]

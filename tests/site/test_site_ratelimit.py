@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -20,6 +18,7 @@ from django.test.utils import CaptureQueriesContext
 
 from playground.models import RateCounter
 from playground.ratecache import CounterCache
+from tests.site.conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 END = 2_000_000_000  # a window end far in the future, in seconds since the epoch
@@ -97,38 +96,6 @@ def test_concurrent_increments_from_many_connections_each_get_their_own_count(co
 # --- memcached ---------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def memcached():
-    """A real memcached on a free loopback port (scripts/test installs it), stopped after."""
-    binary = shutil.which("memcached")
-    if binary is None:
-        pytest.fail("memcached is not installed: `bash scripts/test` installs it")
-    port = _free_port()
-    args = [binary, "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-m", "16"]
-    if os.geteuid() == 0:  # memcached will not run as root
-        args += ["-u", "nobody"]
-    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        _wait_for_port(port, process)
-        yield f"127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-
-
-def _wait_for_port(port: int, process: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"memcached exited with {process.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("memcached did not listen in time")
-
-
 def _memcached_cache(location: str) -> dict:
     backend = "django.core.cache.backends.memcached.PyMemcacheCache"
     return {"BACKEND": backend, "LOCATION": location, "OPTIONS": {"connect_timeout": 2}}
@@ -150,7 +117,7 @@ def test_with_memcached_configured_the_count_is_there_not_in_the_database(
 def test_an_unreachable_rate_limit_cache_is_a_503_with_the_reason(client, settings):
     settings.CACHES = {
         **settings.CACHES,
-        "ratelimit": _memcached_cache(f"127.0.0.1:{_free_port()}"),
+        "ratelimit": _memcached_cache(f"127.0.0.1:{free_port()}"),
     }
     response = post_compile(client)
     assert response.status_code == 503
@@ -219,12 +186,6 @@ def test_ipv6_clients_share_a_budget_per_64_network(client, settings):
 # --- the limit across gunicorn workers ---------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _database_env() -> dict[str, str]:
     """Environment that points a new process at this test run's database."""
     db = connection.settings_dict
@@ -270,7 +231,7 @@ def _post(url: str) -> int:
 def two_workers(request, tmp_path):
     """gunicorn with two worker processes on this run's database, limit 20 a minute,
     counting in the database or in a real memcached."""
-    port, log = _free_port(), tmp_path / "access.log"
+    port, log = free_port(), tmp_path / "access.log"
     shared = {}
     if request.param == "memcached":
         shared["CONTEXTGC_MEMCACHED"] = request.getfixturevalue("memcached")
