@@ -36,8 +36,9 @@ otherwise; every result names its counter.
   5-minute writes 1.25 of the input price; a prefix under the model's minimum (1,024 tokens
   on Sonnet 4.5) is not cached. With A the read and C the last breakpoint, A is billed as
   read, C − A as written, the rest as input. The breakpoint is the last message of each
-  prompt (``"last"``, what automatic caching does) or the messages carrying
-  ``cache_control`` (``"marked"``).
+  prompt (``"last"``, what automatic caching does), the messages carrying
+  ``cache_control`` (``"marked"``), or those where a prompt marks any, else the last
+  (``"auto"``: a client that follows a compiler's marks and caches automatically without).
 * ``none``: every token at the full rate.
 
 Assumed: a loop's calls come within the cache's lifetime and reach the server that holds
@@ -67,6 +68,7 @@ class Provider(StrEnum):
 class Breakpoints(StrEnum):
     LAST = "last"  # the last message of each prompt
     MARKED = "marked"  # the messages carrying ``cache_control``
+    AUTO = "auto"  # the marked messages where the prompt marks any, else the last
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,11 @@ class PriceModel:
             raise OptionError(f"write_rate must be at least 1, not {self.write_rate}")
         if self.minimum < 0 or self.step < 1 or self.lookback < 1:
             raise OptionError("minimum must be ≥ 0, step and lookback ≥ 1")
+        if self.breakpoints not in tuple(Breakpoints):
+            raise OptionError(
+                f"unknown breakpoints {self.breakpoints!r}; expected last, marked, auto"
+            )
+        object.__setattr__(self, "breakpoints", Breakpoints(self.breakpoints))
 
     @classmethod
     def openai(cls, cached_rate: float = 0.5, minimum: int = 1024, step: int = 128):
@@ -111,15 +118,7 @@ class PriceModel:
         breakpoints: str = "last",
         lookback: int = 20,
     ):
-        return cls(
-            Provider.ANTHROPIC,
-            read_rate,
-            write_rate,
-            minimum,
-            1,
-            Breakpoints(breakpoints),
-            lookback,
-        )
+        return cls(Provider.ANTHROPIC, read_rate, write_rate, minimum, 1, breakpoints, lookback)
 
     @classmethod
     def none(cls):
@@ -129,6 +128,8 @@ class PriceModel:
     def name(self) -> str:
         if self.provider is Provider.OPENAI:
             return f"openai@{self.cached_rate:g}"
+        if self.provider is Provider.ANTHROPIC and self.breakpoints is not Breakpoints.LAST:
+            return f"anthropic@{self.breakpoints}"
         return self.provider.value
 
 
@@ -306,10 +307,9 @@ class Account:
         """(read, written) under breakpoints: the highest earlier entry within the lookback
         of a breakpoint is read, the rest up to the last breakpoint is written."""
         model, ends, keys = self.model, measure.ends, measure.keys
-        if model.breakpoints is Breakpoints.LAST:
+        points = measure.marks if model.breakpoints is not Breakpoints.LAST else ()
+        if not points and model.breakpoints is not Breakpoints.MARKED:
             points = (len(ends) - 1,) if ends else ()
-        else:
-            points = measure.marks
         if not points or ends[points[-1]] < model.minimum:
             return 0, 0
         hit = 0

@@ -6,9 +6,11 @@
 For each transcript, the prompt before each assistant turn (``compiler.layout.replay``) is
 compiled by each strategy, as an agent loop would send it, and priced against the prompt
 the same strategy sent before it (``compiler.layout.billing``: OpenAI-style automatic
-prefix caching at cached rates 0.1, 0.25 and 0.5, Anthropic-style breakpoints on the last
-message, read 0.1 and write 1.25, and no caching). Printed per strategy, summed over every
-call of every transcript and divided by the same sum for the raw history:
+prefix caching at cached rates 0.1, 0.25 and 0.5; Anthropic-style breakpoints, read 0.1
+and write 1.25, on the messages a strategy marks ``cache_control`` or, where it marks none,
+on the last message, as automatic caching places it; and no caching). Printed per
+strategy, summed over every call of every transcript and divided by the same sum for the
+raw history:
 
 - characters and tokens sent (the canonical rendering of ``render_message``);
 - the bill under each price model;
@@ -66,7 +68,7 @@ MODELS = {
     "openai@0.1": PriceModel.openai(0.1),
     "openai@0.25": PriceModel.openai(0.25),
     "openai@0.5": PriceModel.openai(0.5),
-    "anthropic": PriceModel.anthropic(),
+    "anthropic": PriceModel.anthropic(breakpoints="auto"),
     "none": PriceModel.none(),
 }
 SCHEMAS = {"airline": "travel", "retail": "logistics", "coding": "coding"}
@@ -135,7 +137,15 @@ def peer(schema_name: str) -> Strategy | str:
 
 
 def masking(keep: int) -> Strategy:
-    """SWE-agent's LastNObservations with n = ``keep`` (polling 1)."""
+    """SWE-agent's LastNObservations with n = ``keep`` (polling 1).
+
+    Example:
+        >>> history = [{"role": "user", "content": "fix it"}]
+        >>> history += [{"role": "tool", "content": f"out {i}"} for i in range(3)]
+        >>> [m["content"] for m in masking(1).compile(history)]  # doctest: +NORMALIZE_WHITESPACE
+        ['fix it', 'Old environment output: (1 lines omitted)',
+         'Old environment output: (1 lines omitted)', 'out 2']
+    """
 
     def run(messages):
         first_user = next((i for i, m in enumerate(messages) if m.get("role") == "user"), None)
@@ -284,6 +294,9 @@ def measure(path: Path, schema: str, args) -> dict:
         "notes": notes,
         "errors": errors,
         "seconds": round(time.perf_counter() - started, 1),
+        "raw_bill_vs_uncached": {
+            name: _ratio(cost, totals["raw"].tokens) for name, cost in totals["raw"].costs.items()
+        },
         "strategies": {s.key: _figures(s, totals[s.key], totals["raw"]) for s in strategies},
     }
 
@@ -338,7 +351,8 @@ def render(report: dict) -> str:
         cells.append(f"{ids['rate']:.3f} ({ids['kept']}/{ids['wanted']})" if ids["wanted"] else "–")
         cells += [_verbatim(row["system_verbatim"]), _verbatim(row["first_user_verbatim"])]
         lines.append(f"| {row['label']} | " + " | ".join(cells) + " |")
-    lines += ["", *report["notes"]]
+    shares = ", ".join(f"{m} {r:.2f}" for m, r in report["raw_bill_vs_uncached"].items() if r)
+    lines += ["", f"raw history's bill / its tokens sent uncached: {shares}", *report["notes"]]
     lines += [
         f"set aside: {e['transcript']} ({e['strategy']}): {e['error']}" for e in report["errors"]
     ]
