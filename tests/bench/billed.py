@@ -49,6 +49,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -170,11 +171,13 @@ class Headroom:
     def __init__(self, python: str):
         env = {**os.environ, "HEADROOM_OFFLINE": "1"}
         worker = Path(__file__).with_name("headroom_worker.py")
+        # what it says on stderr, read and closed by ``close``
+        self.log = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115
         self.process = subprocess.Popen(
             [python, str(worker)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=self.log,
             text=True,
             env=env,
         )
@@ -191,9 +194,18 @@ class Headroom:
             raise RuntimeError(answer["error"])
         return answer["messages"]
 
-    def close(self) -> None:
+    def close(self) -> list[str]:
+        """Stop the worker; the distinct lines of its log that warn of a failure or fallback."""
         self.process.stdin.close()
         self.process.wait(timeout=60)
+        self.log.seek(0)
+        found = dict.fromkeys(
+            line.strip()[:240]
+            for line in self.log
+            if any(word in line.lower() for word in ("fail", "fall", "error", "offline"))
+        )
+        self.log.close()
+        return [f"headroom-ai said: {line}" for line in list(found)[:5]]
 
 
 def headroom() -> tuple[Strategy | None, Headroom | None, str]:
@@ -277,7 +289,7 @@ def measure(path: Path, schema: str, args) -> dict:
                     totals[key].add(found)
     finally:
         if worker is not None:
-            worker.close()
+            notes += worker.close()
     kept = len(corpus) - len({e["transcript"] for e in errors})
     return {
         "corpus": str(path),
@@ -326,6 +338,7 @@ def _ratio(part: float, whole: float) -> float | None:
 
 COLUMNS = [
     "chars",
+    "tokens",
     "openai@0.1",
     "openai@0.25",
     "openai@0.5",
@@ -346,8 +359,8 @@ def render(report: dict) -> str:
     ]
     for row in report["strategies"].values():
         ids = row["identifiers"]
-        cells = [f"{row['chars_vs_raw']:.2f}"]
-        cells += [f"{row['billed_vs_raw'][m]:.2f}" for m in COLUMNS[1:5]]
+        cells = [f"{row['chars_vs_raw']:.2f}", f"{row['tokens_vs_raw']:.2f}"]
+        cells += [f"{row['billed_vs_raw'][m]:.2f}" for m in COLUMNS[2:6]]
         cells.append(f"{ids['rate']:.3f} ({ids['kept']}/{ids['wanted']})" if ids["wanted"] else "–")
         cells += [_verbatim(row["system_verbatim"]), _verbatim(row["first_user_verbatim"])]
         lines.append(f"| {row['label']} | " + " | ".join(cells) + " |")
