@@ -173,7 +173,7 @@ def render_message(message: dict) -> str:
     return text
 
 
-def marked(message: dict) -> bool:
+def _marked(message: dict) -> bool:
     """Whether the message, or a part of its content, carries ``cache_control``."""
     if message.get("cache_control"):
         return True
@@ -247,7 +247,7 @@ class Meter:
             shared=shared,
             ends=tuple(ends),
             keys=tuple(keys),
-            marks=tuple(i for i, m in enumerate(messages) if marked(m)),
+            marks=tuple(i for i, m in enumerate(messages) if _marked(m)),
             chars=sum(len(t) for t in texts),
         )
 
