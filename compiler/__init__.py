@@ -6,7 +6,8 @@ The API is ``compile_messages`` / ``compile_transcript`` / ``run``, the schemas
 (``load_schema``, ``list_schemas``, ``schema_summary``), ``StateDAG``, ``patch_openai``
 and the typed errors. The names after them are the pieces the site and the labelling
 app reuse: reading corpora and messages, the layout modes and declaration policies,
-token counters, and the classifier's and the register's shapes.
+token counters, the bill of a loop's calls under prefix caching, and the classifier's and
+the register's shapes.
 """
 
 from compiler.engine import compile_messages, compile_transcript, run
@@ -14,9 +15,17 @@ from compiler.errors import CompilerError, OptionError, SchemaError, TranscriptE
 from compiler.facts import Provenance
 from compiler.layout import (
     MODES,
+    Bill,
+    Call,
     CharEstimator,
     ExactCounter,
+    Meter,
+    PriceModel,
+    bill,
     message_tokens,
+    price_model,
+    render_message,
+    replay,
     strip_compiled_one,
 )
 from compiler.openai import patch_openai
@@ -51,19 +60,24 @@ __version__ = "0.1.0"
 __all__ = [
     "MODES",
     "POLICIES",
+    "Bill",
+    "Call",
     "CharEstimator",
     "CompilerError",
     "Entry",
     "ExactCounter",
     "Kind",
     "Message",
+    "Meter",
     "OptionError",
+    "PriceModel",
     "Provenance",
     "Schema",
     "SchemaError",
     "StateDAG",
     "TranscriptError",
     "argument_at",
+    "bill",
     "canonical_dumps",
     "compile_messages",
     "compile_transcript",
@@ -81,7 +95,10 @@ __all__ = [
     "normalise_key",
     "parse_declaration",
     "patch_openai",
+    "price_model",
     "render_instruction",
+    "render_message",
+    "replay",
     "run",
     "satisfies",
     "schema_summary",

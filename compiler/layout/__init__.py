@@ -1,8 +1,23 @@
 """The compiled context laid out: the state header, the register and the invariants placed
 by mode (``compact`` or ``cache_friendly``), retired turns recalled by a lexical query,
-and the telemetry and token counts that say what one compile did.
+the telemetry and token counts that say what one compile did, and the bill of an agent
+loop's calls under a provider's prefix caching.
 """
 
+from compiler.layout.billing import (
+    Account,
+    Bill,
+    Breakpoints,
+    Call,
+    Measure,
+    Meter,
+    PriceModel,
+    Provider,
+    bill,
+    price_model,
+    render_message,
+    replay,
+)
 from compiler.layout.emit import (
     MODES,
     REGISTER_MARKER,
@@ -21,12 +36,24 @@ __all__ = [
     "REGISTER_MARKER",
     "STATE_MARKER",
     "STRIPPED_ROLES",
+    "Account",
+    "Bill",
+    "Breakpoints",
+    "Call",
     "CharEstimator",
     "Emitted",
     "ExactCounter",
+    "Measure",
+    "Meter",
+    "PriceModel",
+    "Provider",
     "Recall",
+    "bill",
     "declared_in_header",
     "message_tokens",
+    "price_model",
+    "render_message",
+    "replay",
     "resolve_counter",
     "strip_compiled_one",
 ]
