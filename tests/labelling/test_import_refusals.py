@@ -16,10 +16,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from labelling.jobs import Job, JobStatus
-from labelling.tasks import import_corpus_job, start_import
 
 from labelling.importing import ImportRefused, import_corpus
+from labelling.measurement.models import Job, JobStatus
+from labelling.measurement.tasks import import_corpus_job, start_import
 from labelling.models import Corpus
 
 pytestmark = pytest.mark.django_db
