@@ -68,7 +68,7 @@ def test_an_acknowledged_label_import_survives_a_crash_restart(login, maintainer
 
 
 def test_an_acknowledged_corpus_import_survives_a_crash_restart(login, maintainer):
-    from tests.labelling.conftest import AIRLINE
+    from tests.personas import AIRLINE
 
     upload = SimpleUploadedFile("airline.json", AIRLINE.read_bytes())
     response = login(maintainer).post("/labelling/corpora/import", {"upload": upload})
@@ -79,7 +79,7 @@ def test_an_acknowledged_corpus_import_survives_a_crash_restart(login, maintaine
 
 
 def test_a_corpus_import_asks_for_a_synchronous_commit_as_a_verdict_does():
-    from tests.labelling.conftest import AIRLINE
+    from tests.personas import AIRLINE
 
     with CaptureQueriesContext(connections["default"]) as queries:
         import_corpus(AIRLINE.read_bytes(), name="airline", source="airline.json")
