@@ -19,7 +19,7 @@ import pytest
 from compiler.layout.telemetry import message_tokens
 from tests.bench.fit_schemas import score_gold
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "tests" / "bench" / "measure.py"
 FIXTURE = ROOT / "tests" / "fixtures" / "formats" / "tau-airline-two-records.json"
 ROWS = (

@@ -6,7 +6,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "tests" / "bench" / "memory.py"
 MESSAGES = [
     {"role": "system", "content": "You are a travel agent."},

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "tests" / "bench" / "versions.py"
 MESSAGES = [
     {"role": "user", "content": "Book flight HAT123 in economy."},

@@ -3,7 +3,7 @@
 Each case compiles every transcript of a fixture under a schema and compares the
 compiled messages and telemetry (timing aside) with `tests/golden/<case>.json`.
 Regenerate after a deliberate change with `CONTEXTGC_UPDATE_GOLDEN=1 pytest
-tests/test_golden.py`, and read the diff before committing it.
+tests/compiler/test_golden.py`, and read the diff before committing it.
 """
 
 import json
@@ -18,8 +18,8 @@ from compiler.read.formats import formats_many
 from compiler.read.messages import message_to_dict
 from tests.invariants import assert_invariants
 
-FIXTURES = Path(__file__).parent / "fixtures" / "formats"
-GOLDEN = Path(__file__).parent / "golden"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "formats"
+GOLDEN = Path(__file__).parents[1] / "golden"
 CASES = [
     ("nebius-two-blocks.txt", "coding", "compact"),
     ("nebius-two-blocks.txt", "coding", "cache_friendly"),

@@ -12,7 +12,7 @@ from compiler.incremental import HistoryCache, item_key
 from compiler.read.formats import formats_many
 from compiler.read.messages import message_to_dict
 
-FIXTURES = Path(__file__).parent / "fixtures" / "formats"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "formats"
 REAL = [
     ("tau-airline-two-records.json", "travel"),
     ("nebius-two-blocks.txt", "coding"),

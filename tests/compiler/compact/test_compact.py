@@ -1,7 +1,7 @@
 """Tool-payload compaction: real payloads as golden files, behaviours, and properties.
 
 Regenerate the golden files after a deliberate change of output, then read the diff:
-    python tests/test_compact.py --regen
+    python tests/compiler/compact/test_compact.py --regen
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from compiler.compact.compact_text import PIECE_CHARS
 from compiler.read.jsonio import dumps, escape_surrogates
 from tests.safety_scan import full_scan
 
-FIXTURES = Path(__file__).parent / "fixtures" / "compact"
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "compact"
 TOOL_NAMES = {
     "airline_search_direct_flight": "search_direct_flight",
     "airline_search_onestop_flight": "search_onestop_flight",

@@ -10,7 +10,7 @@ which the rule must not fire.
 import json
 
 from compiler import compile_messages, load_schema
-from tests.test_turn_numbers import _call
+from tests.compiler.test_turn_numbers import _call
 
 CODING = load_schema("coding")
 LOGISTICS = load_schema("logistics")

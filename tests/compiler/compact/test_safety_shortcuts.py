@@ -1,27 +1,44 @@
-"""The safety scan tries a term only where a word a term can begin with stands whole, and
-an SSN or telephone number only where its shape is (helper d): it must find exactly what a
-plain scan of the whole text finds, on any text."""
+"""Shortcut tests for the safety scan: it tries a term only where a word a term can begin
+with stands whole, and an SSN, card, address or telephone number only where its shape is,
+and must find exactly what a plain scan of the whole text finds, on any text."""
 
 from __future__ import annotations
 
+import re
+import sys
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler.compact.safety import (
+    _EMAIL,
     _ID_NUMBER,
     _LETTERS,
+    _OTHER_DIGIT,
     _SAFETY,
     _SHAPE,
     _TERM_WORDS,
     _WORDS,
     _as_bytes,
+    _cards,
+    _emails,
     _id_shaped,
+    _letter,
+    _local_char,
+    _may_hold_card,
     _term_starts,
     has_safety_signal,
     safety_spans,
 )
-from compiler.state.prefilter import ascii_letters, fold
+from compiler.state.prefilter import (
+    ascii_letters,
+    fold,
+    word_char,
+)
 from tests.safety_scan import full_scan
+
+pytestmark = pytest.mark.shortcut
 
 
 def _spellings() -> list[str]:
@@ -109,3 +126,59 @@ def test_no_ssn_or_telephone_number_is_missed_by_its_shape(text):
 def test_a_latin_1_text_is_folded_as_its_characters_are_lowered(text):
     # Latin-1 text is lowered through a byte table, any other through str.lower
     assert fold(text) == ascii_letters(text).lower()
+
+
+def test_the_character_tests_are_the_regex_classes_they_stand_for():
+    word, letter, local = re.compile(r"\w"), re.compile(r"[^\W\d_]"), re.compile(r"[\w.+-]")
+    for code in range(0x110000):
+        char = chr(code)
+        assert word_char(char) == bool(word.match(char)), code
+        assert _letter(char) == bool(letter.match(char)), code
+        assert _local_char(char) == bool(local.match(char)), code
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="ab.@-+_ é1\n", max_size=30))
+def test_addresses_are_found_as_a_full_scan_finds_them(text):
+    assert [m.span() for m in _emails(text)] == [m.span() for m in _EMAIL.finditer(text)]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="0123456789 -x\n٣", max_size=40))
+def test_no_card_number_is_missed_by_the_digit_check(text):
+    if next(_cards(text), None) is not None:
+        assert _may_hold_card(text)
+
+
+LINE_WORDS = ["use by", "date of", "birth", "a@b.co", "x", "PEANUT", "4111 1111 1111 1111", "_"]
+
+
+LINES = st.lists(st.sampled_from(LINE_WORDS), max_size=6).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(LINES, max_size=6))
+def test_a_line_with_a_signal_gives_its_text_one(lines):
+    if any(has_safety_signal(line) for line in lines):
+        assert has_safety_signal("\n".join(lines))
+
+
+def test_the_other_digit_check_is_a_decimal_digit_outside_ascii():
+    chars = "".join(map(chr, range(128, sys.maxunicode + 1)))
+    expected = {char for char in chars if char.isdecimal()}
+    assert set(_OTHER_DIGIT.findall(chars)) == expected
+
+
+PHRASE_PIECES = [
+    *("date", "of", "birth", "Date", "OF", "dates", "do", "not", "Do", "dont", "use", "by"),
+    *("best", "before", "social", "security", "_", "-", " ", "  ", "\n", ":", '"', "x", "1"),
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PHRASE_PIECES), max_size=16).map("".join))
+def test_a_phrase_is_read_from_the_words_as_a_full_scan_reads_it(text):
+    phrases = [pattern for _, _, pattern in _WORDS.phrases]
+    full = any(re.search(rf"(?<![^\W\d_]){p.pattern}(?![^\W\d_])", text, re.I) for p in phrases)
+    if full:  # a one-word term, an address or a card number only adds to a signal
+        assert has_safety_signal(text)

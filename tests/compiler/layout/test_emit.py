@@ -5,7 +5,7 @@ import json
 import pytest
 
 from compiler import OptionError, compile_messages, compile_transcript, load_schema
-from tests.test_spec_examples import LOGISTICS
+from tests.compiler.test_spec_examples import LOGISTICS
 
 CODING = load_schema("coding")
 LOG = load_schema("logistics")

@@ -13,7 +13,7 @@ from compiler.protocol.block_body import EMPTY, Declaration, normalise_key
 from compiler.protocol.instruction import INSTRUCTION_END, INSTRUCTION_START, render_instruction
 from compiler.protocol.protocol import escape_value, protocol, strip_blocks
 
-CAPTURES = Path(__file__).parent / "fixtures" / "captures"
+CAPTURES = Path(__file__).parents[2] / "fixtures" / "captures"
 PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

@@ -317,7 +317,7 @@ CAPTURES = {
 def test_the_write_path_survives_every_real_model_capture(name):
     from pathlib import Path
 
-    capture = json.loads((Path(__file__).parent / "fixtures" / "captures" / name).read_text())
+    capture = json.loads((Path(__file__).parents[2] / "fixtures" / "captures" / name).read_text())
     by_transcript: dict[str, list[dict]] = {}
     for turn in capture["turns"]:
         by_transcript.setdefault(turn["transcript"], []).append(turn)

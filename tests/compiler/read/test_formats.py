@@ -19,7 +19,7 @@ from compiler.errors import TranscriptError
 from compiler.read.formats import Parsed, formats, formats_many, read_message_list
 from compiler.read.messages import ROLES, Message, ToolCall
 
-FIXTURES = Path(__file__).parent / "fixtures" / "formats"
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "formats"
 GOLDEN = (
     "nebius-two-blocks.txt",
     "swe-agent-function-calling.traj",

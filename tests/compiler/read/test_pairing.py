@@ -14,7 +14,7 @@ from compiler.read.messages import Message, ToolCall, message_to_dict
 from compiler.read.pairing import unpaired
 from tests.invariants import unpaired_calls
 
-FORMATS = Path(__file__).parent / "fixtures" / "formats"
+FORMATS = Path(__file__).parents[2] / "fixtures" / "formats"
 SLICES = sorted(
     p.name for p in FORMATS.iterdir() if p.suffix in {".traj", ".jsonl", ".json", ".txt"}
 )

@@ -1,12 +1,15 @@
-"""The classifier's shortcuts (speed work, helper c) give what the plain checks give."""
+"""Shortcut tests for the classifier: each of its quick checks gives what the plain
+regular expression or split it stands in for gives."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler.state.classify import (
     _FOOTER,
+    _MENU_MARKERS,
     _NUMBERED_LINE,
     _SPLIT_CHARS,
     _START_CHARS,
@@ -15,7 +18,10 @@ from compiler.state.classify import (
     _ends_in_footer,
     _mostly_numbered,
     _starts_like_output,
+    _two_markers,
 )
+
+pytestmark = pytest.mark.shortcut
 
 try:  # the parser behind ``re`` (named ``sre_parse`` before 3.11)
     from re import _constants as _c
@@ -110,3 +116,35 @@ def test_ends_in_footer_agrees_with_a_search_of_the_tail(text):
     if stripped:
         plainly = _FOOTER.search(stripped[-_TAIL_CHARS:]) is not None
         assert _ends_in_footer(stripped) == plainly
+
+
+MENU_PIECES = st.sampled_from(
+    [
+        "Option 1:", "option 22 :", "**Flight 3**", "**Flight 4:**", "Flight 5 :", "FLIGHT 6:",
+        "Available Seats:", "available  seats :", "Option", "Flight", "1.", "- ", "* ", "**",
+        "\n", "\n\n", " ", "x", "_", "é", "K", "ſ", "İ", "ı", "\t", "\r\n", "$12", "(", "a", "o",
+    ]
+)  # fmt: skip
+
+
+MENU_TEXTS = st.lists(MENU_PIECES, max_size=30).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(MENU_TEXTS)
+def test_two_markers_is_findall_finding_two(text):
+    assert _two_markers(text) == (len(_MENU_MARKERS.findall(text)) >= 2)
+
+
+LISTING_LINES_WITH_DIGITS = st.sampled_from(
+    ["1:x", " 12| y", "3:", "text", "", "  ", "4 :", "٣:a", "5|", "x1:", "\t7:z", "8"]
+)
+
+
+LISTINGS = st.lists(LISTING_LINES_WITH_DIGITS, max_size=45).map("\n".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(LISTINGS)
+def test_mostly_numbered_reads_the_first_twenty_lines_as_a_split_does(text):
+    assert _mostly_numbered(text) == _mostly_numbered_by_split(text)

@@ -8,7 +8,7 @@ import pytest
 from compiler import list_schemas, load_schema
 from compiler.state.contracts import derive_contract, satisfies
 
-VALUES = json.loads((Path(__file__).parent / "fixtures" / "read_path_values.json").read_text())
+VALUES = json.loads((Path(__file__).parents[2] / "fixtures" / "read_path_values.json").read_text())
 
 
 @pytest.mark.parametrize("name", list_schemas())

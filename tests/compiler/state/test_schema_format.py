@@ -13,7 +13,7 @@ from compiler.errors import SchemaError
 from compiler.state.schema import PATTERN_FLAGS, SCHEMA_DIR, measurement_path
 from compiler.state.schema_format import example_failures
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 BEFORE = json.loads((ROOT / "tests" / "fixtures" / "schema_patterns.json").read_text())
 NOTES = [(name, note) for name in list_schemas() for note in load_schema(name).notes]
 

@@ -1,16 +1,46 @@
-"""The shortcuts in payload compaction answer as the plain scans they stand in for."""
+"""Shortcut tests for JSON input and output: the test for text that may be JSON and the
+check that every number is exact, each against decoding or reading every literal."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from decimal import Decimal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compiler.compact.compact import compact
-from compiler.compact.compact_text import _FAILURE_LINE, _is_failure_line
-from compiler.read.jsonio import _FLOAT, exact_numbers
+from compiler.read.jsonio import _FLOAT, exact_numbers, may_be_json
+
+pytestmark = pytest.mark.shortcut
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=3), children, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(JSON, st.sampled_from([None, 0, 2]), st.text(alphabet=" \t\n\r", max_size=2))
+def test_no_json_text_is_taken_for_text(value, indent, space):
+    assert may_be_json(space + json.dumps(value, indent=indent))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=' \t\n[]{}"a1-tfnNI:,', max_size=10))
+def test_a_text_judged_not_json_does_not_decode(text):
+    if not may_be_json(text):
+        try:
+            json.loads(text)
+        except (ValueError, RecursionError):
+            return
+        raise AssertionError(f"{text!r} decodes")
 
 
 def _exact_by_reading_every_literal(text: str) -> bool:
@@ -48,15 +78,6 @@ def test_it_answers_as_reading_every_literal_on_random_texts():
     for _ in range(20000):
         text = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 60)))
         assert exact_numbers(text) == _exact_by_reading_every_literal(text)
-
-
-def test_a_failure_line_is_found_as_the_whole_pattern_finds_it():
-    rnd = random.Random(11)
-    words = ["... FAILED", "panicked at", "FAIL", "Error", "error:", "x", " ", "\t", "ok"]
-    words += ["--- FAIL", "a_test.go:1:", "Exception", "\n", "FAILED", "Caused by:", "●", "."]
-    for _ in range(20000):
-        piece = "".join(rnd.choice(words) for _ in range(rnd.randint(0, 8)))
-        assert _is_failure_line(piece) == (_FAILURE_LINE.match(piece) is not None)
 
 
 @pytest.mark.parametrize("literal", ["0e99999999999999999999", "1.5e-99999999999999999999"])
