@@ -1,7 +1,7 @@
 """JSON nested as deep as ``json.loads`` reads it, anywhere in a message, compiles: the
-copies, the history-cache key, the protocol strip and the compaction of long strings had
-each recursed a level or two per level of nesting and raised RecursionError at a depth
-of about 500 (third audit, finding 1)."""
+copies, the history-cache key, the protocol strip and the compaction of long strings must
+not recurse a level per level of nesting, which raises RecursionError at a depth of about
+500."""
 
 from __future__ import annotations
 
@@ -102,8 +102,8 @@ def innermost(value):
 @pytest.mark.parametrize("frames", [0, 30, 100])
 @pytest.mark.parametrize("cache", [True, False])
 def test_the_prefix_is_measured_on_a_value_nested_past_the_stack_left(frames, cache):
-    # the compile compared the dicts for kv_cache_prefix_messages_preserved by recursion
-    # and raised RecursionError (review of this session's changes, F2)
+    # kv_cache_prefix_messages_preserved compares the dicts without recursion, which would
+    # raise RecursionError here
     messages = [{"role": "user", "content": "hi", "meta": built(985, "v1")}]
     messages.append({"role": "assistant", "content": "hello"})
     compiled, telemetry = at_depth(frames, lambda: compile_messages(messages, cache=cache))
@@ -112,8 +112,8 @@ def test_the_prefix_is_measured_on_a_value_nested_past_the_stack_left(frames, ca
 
 
 def test_a_value_too_deep_to_key_is_compiled_afresh_after_an_in_place_edit():
-    # keyed by identity, the history cache resumed the old compile after the caller changed
-    # the value in place (review of this session's changes, F5)
+    # keyed by identity, the history cache would resume the old compile after the caller
+    # changed the value in place
     messages = [{"role": "user", "content": "hi", "meta": built(985, "v1")}]
     messages.append({"role": "assistant", "content": "hello"})
     compile_messages(messages, cache=True)
@@ -134,7 +134,7 @@ def dict_nested(depth: int) -> dict:
 @pytest.mark.parametrize("depth", [990, 3000])
 @pytest.mark.parametrize("cache", [True, False])
 def test_content_that_is_an_object_too_deep_to_write_is_kept_without_it_and_warned_of(depth, cache):
-    # the output check wrote the object as JSON again and raised RecursionError (audit 8, F1)
+    # writing the object as JSON again for the output check would raise RecursionError
     messages = [{"role": "user", "content": dict_nested(depth)}]
     messages.append({"role": "assistant", "content": "ok"})
     compiled, telemetry = compile_messages(messages, cache=cache)
@@ -143,7 +143,7 @@ def test_content_that_is_an_object_too_deep_to_write_is_kept_without_it_and_warn
 
 
 def test_an_integer_too_long_to_write_is_read_with_the_history_cache_on():
-    # the cache key wrote it with repr, which refuses over 4,300 digits (audit 8, F4)
+    # the cache key does not write it with repr, which refuses over 4,300 digits
     big = 7**6000  # 5,071 digits, made without writing any
     messages = [
         {"role": "user", "content": "hi", "meta": big},

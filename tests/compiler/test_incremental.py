@@ -139,8 +139,8 @@ class _Reply:
 
 
 def test_message_objects_freed_between_calls_never_resume_another_history():
-    # keyed by address, a new object where a freed one had lived resumed its history:
-    # "Charging Visa" came back for a turn that said "gift card" (audit finding)
+    # keyed by address, a new object where a freed one had lived would resume its
+    # history: "Charging Visa" would come back for a turn that said "gift card"
     schema = load_schema("logistics")
 
     def compiled(pay):  # the history, and its object, are freed on return

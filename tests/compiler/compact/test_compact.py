@@ -770,8 +770,8 @@ def test_a_json_payload_whose_bulk_is_one_long_string_is_cut_inside_the_string()
 
 
 def test_a_number_a_float_would_change_keeps_the_payload_out_of_the_json_rewrite():
-    # 12345678901234567.89 came back as 1.2345678901234568e+16 and 1e400 as Infinity,
-    # which is not even JSON (second audit)
+    # rewritten, 12345678901234567.89 would come back as 1.2345678901234568e+16 and 1e400
+    # as Infinity, which is not even JSON
     rows = ",".join(
         f'{{"id":{i},"name":"item {i}","desc":"a long description"}}' for i in range(30)
     )
@@ -822,7 +822,7 @@ def _passing(name: str, count: int) -> str:
     ids=["go", "java", "cargo", "jest"],
 )
 def test_long_output_keeps_the_failure_lines_it_cuts_around(output, kept):
-    # only the head and tail were kept, and the failure in the middle went (second audit)
+    # keeping only the head and tail would lose a failure in the middle
     result = compact(output)
     assert result.changed and result.compacted_chars < result.original_chars
     lines = result.text.split("\n")
@@ -892,8 +892,8 @@ def test_the_major_allergens_and_more_personal_data_are_safety_signals(text):
     ],
 )
 def test_the_words_the_peer_keeps_and_more_expiry_spellings_are_safety_signals(text):
-    # (audit finding: fish, the ninth major allergen, and these words went unseen, and the
-    # peer keeps dairy, unsafe, quarantine, contamination and passwords)
+    # fish (the ninth major allergen) and these words are signals, and so are the words
+    # the peer keeps: dairy, unsafe, quarantine, contamination and passwords
     assert has_safety_signal(text)
     rows = [{"id": i, "note": "in stock"} for i in range(25)]
     rows[14]["note"] = text
@@ -951,8 +951,8 @@ def test_a_row_holding_only_a_telephone_number_is_kept_by_a_compaction():
 
 
 def test_the_standard_library_of_a_windows_install_is_no_project_code():
-    # C:\Python311\Lib\asyncio frames were read as the project's and crowded out its own
-    # frames (review of this session's changes, F3)
+    # C:\Python311\Lib\asyncio frames are not the project's and must not crowd out its
+    # own frames
     own = '  File "C:\\Users\\dev\\shop\\views.py", line {0}, in f{0}\n    g()\n'
     stdlib = '  File "C:\\Python311\\Lib\\asyncio\\events.py", line {0}, in run\n    h()\n'
     frames = "".join(own.format(n) for n in range(6))
@@ -969,7 +969,7 @@ def _tools_json(n: int = 30) -> str:
 
 @pytest.mark.parametrize("role", ["system", "assistant"])
 def test_the_operators_and_the_agents_own_json_is_never_compacted(role):
-    # (audit finding: a system prompt written as JSON lost 27 of its 30 tool definitions)
+    # a system prompt written as JSON keeps all 30 of its tool definitions
     from compiler import compile_messages
 
     own = {"role": role, "content": _tools_json()}
@@ -1007,8 +1007,8 @@ def test_the_same_json_filed_under_user_is_still_a_payload():
 
 
 def test_an_agents_reply_shaped_like_tool_output_is_not_read_for_facts_either():
-    # (review: once no longer machine output, the JSON was read as speech, and a past
-    # order's address replaced the one the user gave)
+    # read as speech, the JSON would let a past order's address replace the one the
+    # user gave
     from compiler import compile_messages, load_schema
 
     orders = [{"order_id": f"#W{i}", "shipping_address": f"{10 + i} Oak Street"} for i in range(25)]

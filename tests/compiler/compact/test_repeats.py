@@ -127,7 +127,7 @@ def test_it_keeps_every_status_line_in_cache_friendly_mode():
     assert tel["status_lines_dropped"] == 0
 
 
-# --- review advice (R2) ---------------------------------------------------------------
+# --- SWE-agent's review advice ---------------------------------------------------------------
 
 
 def test_it_omits_the_review_advice_of_every_edit_result_but_the_latest():
@@ -142,7 +142,7 @@ def test_it_keeps_the_review_advice_of_the_only_edit_result_once_answered():
     assert tel["status_lines_dropped"] == 2
 
 
-# --- repeated JSON values (R4) ----------------------------------------------------------
+# --- repeated JSON values ----------------------------------------------------------
 
 
 def _answer(call_id, value):

@@ -203,8 +203,8 @@ def test_an_edit_result_replaces_the_view_it_changed_whatever_the_call_or_path_f
 
 
 def test_the_notice_names_the_lines_a_later_view_does_not_show():
-    # a view of 1-100 replaced by one of 51-150 said it "was shown again", though lines
-    # 1-50 were in no view left (second audit): the notice now names them
+    # a view of 1-100 replaced by one of 51-150 is not "shown again" whole: lines 1-50
+    # are in no view left, so the notice names them
     top, lower = _view("/repo/src/app.py", 1, 100), _view("/repo/src/app.py", 51, 150)
     history = _session(("open", {"line": 1}, top), ("goto", {"line": 100}, lower))
     older, newer = _tool_contents(compiler.compile_messages(history, cache=False)[0])
@@ -313,8 +313,8 @@ def _two_lookups(first_tool: str, second_tool: str, *, same: bool = False) -> li
 
 
 def test_a_bare_id_shared_by_records_from_different_tools_replaces_nothing():
-    # user 7 and order 7: the order's fields include the user's, and it used to be read as
-    # a later read of the same record, so the user's name and plan went (audit finding 7)
+    # user 7 and order 7: the order's fields include the user's, yet it is another record,
+    # so the user's name and plan stay
     history = _two_lookups("get_user", "get_order")
     out, tel = compiler.compile_messages(history, cache=False)
     assert out[2]["content"] == history[2]["content"]

@@ -214,7 +214,7 @@ def test_it_collapses_whitespace_in_values():
 
 def test_it_keeps_a_long_value_whole_and_cuts_only_an_outsized_one_saying_so():
     # the register caps what the model reads at 512 characters; the value itself is kept,
-    # so two values that differ after 512 characters are told apart (third audit, finding 5)
+    # so two values that differ after 512 characters are told apart
     assert declared(block({"assert": {"a": "x" * 600}})).asserts == (("a", "x" * 600),)
     d = declared(block({"assert": {"a": "x" * 9000}}))
     assert d.asserts == (("a", "x" * 8192),)

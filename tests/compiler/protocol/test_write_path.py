@@ -337,8 +337,8 @@ def test_the_write_path_survives_every_real_model_capture(name):
 
 
 def test_a_block_in_a_flat_tool_call_is_stripped_there_and_no_other_call_changes():
-    # a flat call ({"name", "arguments"}) before a nested one: the stripped arguments
-    # went to the nested call, and the flat one kept the block (audit finding)
+    # a flat call ({"name", "arguments"}) before a nested one: each call's stripped
+    # arguments go back to that call, not to its neighbour
     flat = {"id": "a", "name": "note", "arguments": json.dumps({"text": "hi " + TAG})}
     nested = {
         "id": "b",
@@ -387,7 +387,8 @@ def test_a_block_in_a_legacy_function_call_is_stripped_from_what_is_sent():
     ],
 )
 def test_a_block_written_as_a_member_of_the_arguments_leaves_them_valid_json(arguments, left, mode):
-    # cutting the text left '{, "cmd": "ls"}', which no tool can read (audit finding 4)
+    # the member is cut with its comma: cutting only the text would leave
+    # '{, "cmd": "ls"}', which no tool can read
     call = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": arguments}}
     messages = [
         user("list the files"),
@@ -402,9 +403,9 @@ def test_a_block_written_as_a_member_of_the_arguments_leaves_them_valid_json(arg
 
 @pytest.mark.parametrize("mode", ["compact", "cache_friendly"])
 def test_cutting_a_block_member_leaves_the_other_arguments_as_the_agent_wrote_them(mode):
-    # the arguments were read and written again: 12345678901234567.89 came back as
-    # 1.2345678901234568e+16, 1e400 as Infinity (no JSON), and the first "account" was lost
-    # (third audit, finding 2)
+    # the arguments are cut as text, never decoded and written again, which would turn
+    # 12345678901234567.89 into 1.2345678901234568e+16, 1e400 into Infinity (no JSON)
+    # and lose the first "account"
     rest = '"amount": 12345678901234567.89, "limit": 1e400, "account": "A", "account": "B"'
     arguments = '{"contextgc-state": {"assert": {"x": "1"}}, ' + rest + "}"
     call = {"id": "c1", "type": "function", "function": {"name": "refund", "arguments": arguments}}
@@ -466,9 +467,9 @@ def test_arguments_stay_json_and_lose_only_the_block_members(members, space):
     ],
 )
 def test_a_block_inside_a_string_of_the_arguments_is_cut_inside_that_string(arguments, left, count):
-    # cut as plain text, the strip ran past the closing quote: '{"pattern": "}' is no JSON;
-    # two adjacent block members counted as one (review of this session's changes, F1 and
-    # F6). The unterminated mark in the middle case is no block: a control, kept as it is.
+    # cut as plain text, the strip would run past the closing quote ('{"pattern": "}' is
+    # no JSON), and two adjacent block members must count as two. The unterminated mark
+    # in the middle case is no block: a control, kept as it is.
     stripped, removed = strip_blocks_in_arguments(arguments)
     assert json.loads(stripped) == left
     assert removed == count
@@ -500,7 +501,7 @@ def _two_fact_turn_then_one_replaced(opening):
     ids=["declared", "pinned"],
 )
 def test_a_turn_whose_value_was_refused_as_a_conflict_is_not_retired(opening):
-    # (audit finding: the user's disagreeing address left the context with its turn)
+    # the user's disagreeing address stays in context with its turn
     compiled, tel = compile_(_two_fact_turn_then_one_replaced(opening), schema=LOGISTICS)
     assert tel["active_state_slots"]["delivery_address"] == "12 Oak Street"
     assert [c["refused_turn"] for c in tel["conflicts"]] == [2]
@@ -539,7 +540,7 @@ def test_a_value_said_after_a_revoke_is_reported_and_its_turn_kept():
 
 
 def test_a_dispute_repeated_turn_after_turn_keeps_only_its_latest_turn():
-    # (review: every repetition was kept, and a long session stopped retiring)
+    # keeping every repetition would let a long conversation stop retiring turns
     messages = [
         user("I need to change my order."),
         asst("Sure. " + block(**{"assert": {"delivery_address": "900 Pine Avenue, Suite 12"}})),

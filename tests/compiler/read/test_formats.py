@@ -758,7 +758,7 @@ def test_a_key_holding_the_wrong_type_is_named_in_the_warning():
 @pytest.mark.parametrize("mark", ["\ufeff", "\u200b", "\u2060"])
 def test_an_invisible_mark_before_a_role_word_does_not_hide_the_turn(mark):
     # two files saved with a byte-order mark and joined with cat: the second file's first
-    # turn was read as text of the turn above, without a warning (third audit, finding 3)
+    # turn is a turn of its own, not text of the turn above
     text = f"{mark}user: Deliver to 402 Oak Street.\n{mark}assistant: Rerouted.\nuser: thanks"
     parsed = formats(text)
     assert [(m.role, m.content, m.line) for m in parsed.messages] == [
@@ -777,8 +777,8 @@ def test_a_jsonl_line_opening_with_a_byte_order_mark_is_read():
 
 
 def test_a_markdown_rule_before_a_heading_with_parentheses_does_not_split_the_transcript():
-    # '# Summary (draft)' is shaped like a nebius header: the rule above it ended the
-    # transcript, and the turns after it were reported as another one (third audit, finding 4)
+    # '# Summary (draft)' is shaped like a nebius header, yet the rule above it does not
+    # end the transcript nor make the turns after it another one
     text = "user: plan it\nassistant: Plan below.\n---\n# Summary (draft)\n- ship v2\n"
     text += "user: Thanks. Deliver to 900 Pine Avenue.\nassistant: Will do."
     found = formats_many(text)
@@ -794,8 +794,8 @@ def test_a_rule_between_two_headed_transcripts_still_splits_them():
 
 
 def test_a_heading_inside_a_turn_does_not_make_a_later_rule_split_the_transcript():
-    # a header-shaped line anywhere in the block let the next rule split it; the header
-    # must come before the block's first turn (review of this session's changes, F4)
+    # a header-shaped line splits a transcript only before the block's first turn, not
+    # anywhere in the block
     text = "user: write the summary\nassistant: Here it is:\n# Summary (draft)\nThe build passes.\n"
     text += "---\n# Details (v2)\nThe cache is warm.\nuser: thanks\nassistant: welcome"
     found = formats_many(text)

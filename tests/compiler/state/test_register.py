@@ -139,8 +139,8 @@ def test_the_users_opening_request_is_never_retired_when_its_one_fact_is_superse
     "lead", [{}, {"metadata": {"id": "abc"}}, {"role": "user", "content": " "}]
 )
 def test_an_empty_or_stray_item_first_does_not_take_the_tasks_protection(lead):
-    # a leading {} was read as an empty user turn and counted as the task, so the real
-    # opening request was retired for its superseded address (second audit)
+    # a leading {} is no user turn and not the task, so the real opening request keeps
+    # the task's protection though its address was superseded
     base = [
         {"role": "user", "content": "Deliver to 402 Oak Street, Apt 5, Springfield, IL 62704."},
         {"role": "assistant", "content": "Sure."},
@@ -158,9 +158,8 @@ def test_an_empty_or_stray_item_first_does_not_take_the_tasks_protection(lead):
 
 
 def test_a_user_reply_to_a_fenced_command_is_still_speech_and_its_correction_is_read():
-    # an assistant turn ending in a one-line fenced command used to make the user's
-    # answer count as that command's output: the reroute went unread, the header
-    # kept the stale address (audit finding)
+    # an assistant turn ending in a one-line fenced command does not make the user's
+    # answer that command's output: the reroute is read and replaces the old address
     messages = [
         {"role": "user", "content": "Deliver order ORD-1 to 402 Oak Street, Apt 5."},
         {"role": "assistant", "content": "Check your app version first:\n```\nshopcli -V\n```"},
@@ -196,7 +195,7 @@ def test_a_decomposed_path_is_read_and_written_composed():
 
 
 def test_a_turn_that_carries_a_safety_signal_is_not_retired_with_its_superseded_fact():
-    # the address was superseded, and the allergy note went with the turn (second audit)
+    # the address was superseded, yet the allergy note keeps its turn in context
     note = "my son has a severe peanut allergy, do not substitute items."
     messages = [
         {"role": "user", "content": "Hi, I need help with my order."},
@@ -256,7 +255,7 @@ def test_a_pattern_with_more_than_one_group_reads_the_last_group_that_matched(pa
             "gift card",
         ),
         # another address or payment told in passing, after words a correction may use:
-        # the first statement stands (review of the first version of this rule)
+        # the first statement stands
         (
             "Please ship it to 12 Oak Street. Actually, my old address was 45 Elm Road, "
             "make sure it doesn't go there.",
@@ -324,7 +323,7 @@ def test_a_date_without_its_year_or_on_another_day_is_another_value(other):
 
 
 def test_reading_corrections_reads_only_a_short_stretch_after_each_cue(monkeypatch):
-    # (review: each cue re-read the rest of the turn, 11 s for a 120 KB turn)
+    # re-reading the rest of the turn after each cue took 11 s for a 120 KB turn
     import compiler.state.extract as extract
 
     read = []
