@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler import compile_messages, load_schema
-from compiler.incremental import HistoryCache, item_key
+from compiler.incremental import HISTORIES, HistoryCache, item_key
 from compiler.read.formats import formats_many
 from compiler.read.messages import message_to_dict
 
@@ -63,17 +63,13 @@ MESSAGE = st.fixed_dictionaries({"role": ROLES, "content": st.one_of(TEXT, st.no
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(MESSAGE, min_size=1, max_size=14), st.sampled_from(["compact", "cache_friendly"]))
 def test_every_prefix_of_generated_histories_compiles_as_a_full_compile_would(history, mode):
-    cache = HistoryCache()
     options = {"schema": load_schema("coding"), "mode": mode}
-    from compiler.engine import _finish
-    from compiler.types import Options
-
-    chosen = Options.build(**options)
+    HISTORIES.clear()
+    hits = HISTORIES.stats()["hits"]
     for end in range(1, len(history) + 1):
-        result, warnings = cache.compile(history[:end], chosen, chosen.cache_key)
-        incremental = _finish(result, warnings, 0.0, None)
+        incremental = compile_messages(history[:end], **options)
         assert same(incremental, compile_messages(history[:end], cache=False, **options))
-    assert cache.stats()["hits"] == len(history) - 1
+    assert HISTORIES.stats()["hits"] - hits == len(history) - 1
 
 
 def test_an_edited_history_is_not_mistaken_for_the_cached_one():

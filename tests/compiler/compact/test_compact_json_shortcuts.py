@@ -7,18 +7,22 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from compiler.compact.compact_json import (
     EXEMPT_KEYS,
     _Collection,
     _collection_kind,
+    _key_column,
     _largest_collection,
+    _plain_size,
     _row_text,
+    _table,
+    _without,
     compact_json,
 )
-from compiler.read.jsonio import dumps
+from compiler.read.jsonio import dumps, escape_surrogates
 from tests.payload_strategies import KEYS, SCALARS, payload_objects, payload_values
 
 pytestmark = pytest.mark.shortcut
@@ -91,3 +95,64 @@ def test_the_largest_collection_is_the_one_a_walk_of_every_node_finds(value):
         _every_collection(value, (), found)
     expected = max(found, key=lambda collection: len(collection.text), default=None)
     assert _largest_collection(value) == expected
+
+
+ANY_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=8) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=60,
+)
+
+
+PLAIN = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+ODD_KEYS = st.text(alphabet='ab.:"é', max_size=3)
+
+
+CELLS = ANY_JSON | st.sampled_from([{}, [], "\ud800", "a:b"])
+
+
+@st.composite
+def uniform_records(draw) -> list[dict]:
+    """Records that share their fields: some fields are objects, with fields of their own."""
+    leaf = st.none()
+    shape = draw(
+        st.dictionaries(ODD_KEYS, leaf | st.dictionaries(ODD_KEYS, leaf, max_size=3), max_size=4)
+    )
+
+    def fill(fields: dict) -> dict:
+        return {k: fill(v) if isinstance(v, dict) else draw(CELLS) for k, v in fields.items()}
+
+    return [fill(shape) for _ in range(draw(st.integers(min_value=1, max_value=5)))]
+
+
+@PLAIN
+@given(uniform_records(), st.sampled_from(["records", "groups", "map"]), st.booleans())
+def test_it_knows_how_long_rows_would_be_as_objects_without_writing_them(records, kind, keyed):
+    if kind == "groups":
+        rows = [records[i : i + 2] for i in range(0, len(records), 2)]
+    elif kind == "map":
+        assume(records[0] or keyed)  # a map's records are never empty: _is_record_map
+        rows = [
+            (f"k{i}", {**record, "id": f"k{i}"} if keyed else record)
+            for i, record in enumerate(records)
+        ]
+    else:
+        rows = records
+    key_column = _key_column(rows) if kind == "map" else None
+    table = _table(kind, rows, key_column)
+    objects = "\n" + "\n".join(_row_text(kind, row) for row in rows)
+    assert table is None or table[1] == len(objects)
+
+
+@PLAIN
+@given(ANY_JSON, uniform_records(), st.text(max_size=3), st.booleans())
+def test_it_knows_how_long_the_plain_json_is_without_writing_it(value, records, key, in_list):
+    document = [value, records, value] if in_list else {"a": value, key: records, "z": value}
+    found = _largest_collection(document)
+    if found is None:
+        return
+    rest = dumps(_without(document, found.path)) if found.path else None
+    plain = dumps(document)
+    assert _plain_size(document, found, rest) == (len(escape_surrogates(plain)), plain.count(":"))

@@ -10,7 +10,6 @@ which the rule must not fire.
 import json
 
 from compiler import compile_messages, load_schema
-from tests.compiler.test_turn_numbers import _call
 
 CODING = load_schema("coding")
 LOGISTICS = load_schema("logistics")
@@ -51,7 +50,7 @@ def _texts(out):
     return [m.get("content") for m in out if m["role"] != "system"]
 
 
-# --- status lines (R1b) ---------------------------------------------------------------
+# --- status lines ---------------------------------------------------------------
 
 
 def _session(*observations, task=None):
@@ -143,6 +142,15 @@ def test_it_keeps_the_review_advice_of_the_only_edit_result_once_answered():
 
 
 # --- repeated JSON values ----------------------------------------------------------
+
+
+def _call(call_id, name, arguments):
+    function = {"name": name, "arguments": json.dumps(arguments)}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": call_id, "type": "function", "function": function}],
+    }
 
 
 def _answer(call_id, value):

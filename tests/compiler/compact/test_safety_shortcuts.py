@@ -182,3 +182,8 @@ def test_a_phrase_is_read_from_the_words_as_a_full_scan_reads_it(text):
     full = any(re.search(rf"(?<![^\W\d_]){p.pattern}(?![^\W\d_])", text, re.I) for p in phrases)
     if full:  # a one-word term, an address or a card number only adds to a signal
         assert has_safety_signal(text)
+
+
+def test_it_reads_ascii_text_for_every_safety_term_by_its_words():
+    # without the word index every check falls back to scanning at each leading literal
+    assert _WORDS is not None

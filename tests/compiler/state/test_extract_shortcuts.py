@@ -206,3 +206,22 @@ def test_a_turn_checked_once_for_a_correction_reads_what_a_check_per_match_reads
 def test_a_turn_without_a_cue_has_none_after_any_match():
     folded = fold("Ship it to 12 Oak Street. Make it quick, it meant well.")
     assert admits(_CORRECTION_NEEDS, folded) and not _has_correction(folded)
+
+
+def test_reading_corrections_reads_only_a_short_stretch_after_each_cue(monkeypatch):
+    # re-reading the rest of the turn after each cue took 11 s for a 120 KB turn
+    import compiler.state.extract as extract
+
+    read = []
+    first_match = extract._first_match
+
+    def counting(text, folded, slot):
+        read.append(len(text))
+        return first_match(text, folded, slot)
+
+    monkeypatch.setattr(extract, "_first_match", counting)
+    turn = "Pay with Visa. Correction: pay with PayPal. Ship it to 1 Oak Street. " * 1600
+    extract.extract_turn(turn, 0, load_schema("logistics"))
+    whole = [n for n in read if n == len(turn)]
+    assert len(whole) <= 2  # once per slot over the whole turn, then short stretches
+    assert max(n for n in read if n != len(turn)) <= extract.CORRECTION_REACH + extract._VALUE_REACH
