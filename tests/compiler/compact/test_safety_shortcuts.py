@@ -184,6 +184,6 @@ def test_a_phrase_is_read_from_the_words_as_a_full_scan_reads_it(text):
         assert has_safety_signal(text)
 
 
-def test_it_reads_ascii_text_for_every_safety_term_by_its_words():
+def test_the_word_index_the_ascii_scan_reads_terms_by_is_built():
     # without the word index every check falls back to scanning at each leading literal
     assert _WORDS is not None
