@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -77,7 +78,31 @@ _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 # a byte-order mark or a zero-width character at the start of a line: invisible, and in
 # the way of the role word or the JSON that follows it
 _INVISIBLE_LEAD = re.compile("^[\ufeff\u200b\u200c\u200d\u2060]+", re.MULTILINE)
-_DECODER = json.JSONDecoder(strict=False)
+
+
+class _NotFinite(ValueError):
+    """A number JSON cannot hold: NaN, Infinity, or a literal too large for a float."""
+
+    def __init__(self, literal: str, why: str):
+        super().__init__(why)
+        self.literal = literal
+
+
+def _constant(literal: str):
+    raise _NotFinite(literal, f"{literal} is not a JSON number")
+
+
+def _finite(literal: str) -> float:
+    value = float(literal)
+    if value in (math.inf, -math.inf):
+        sign = "-" if value < 0 else ""
+        raise _NotFinite(literal, f"{literal} is too large to read: it would be {sign}Infinity")
+    return value
+
+
+# NaN and Infinity (written, or reached by a literal like 1e999) are refused rather than
+# read: they are not JSON, and would come back out as null.
+_DECODER = json.JSONDecoder(strict=False, parse_constant=_constant, parse_float=_finite)
 
 
 def formats(text: str) -> Parsed:
@@ -245,6 +270,11 @@ def _decode(text: str, start: int) -> tuple[Any, _JsonError | None]:
             raise json.JSONDecodeError("Extra data", text, end)
     except json.JSONDecodeError as error:
         return None, _JsonError(error.lineno, error.colno, error.msg)
+    except _NotFinite as error:
+        found = re.compile(rf"(?<![\w\".]){re.escape(error.literal)}(?![\w.])").search(text, start)
+        at = found.start() if found else start
+        line = text.count("\n", 0, at) + 1
+        return None, _JsonError(line, at - text.rfind("\n", 0, at), str(error))
     except (ValueError, RecursionError) as error:
         # Nested too deeply, or an integer longer than Python will convert.
         line = text.count("\n", 0, start) + 1

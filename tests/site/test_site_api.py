@@ -503,3 +503,17 @@ def test_the_docs_page_loads_swagger_from_this_site(client):
     page = client.get("/api/docs").content.decode()
     assert "/static/ninja/swagger-ui-bundle.js" in page
     assert "cdn" not in page.lower()
+
+
+def test_it_answers_a_number_too_large_inside_a_json_transcript_with_422_at_its_line(api_client):
+    transcript = (
+        '[{"role": "user", "content": "hi"},\n{"role": "user", "content": "x", "n": 1e999}]'
+    )
+    response = api_client.post("/compile", json={"transcript": transcript})
+    assert response.status_code == 422
+    body = response.json()
+    assert (body["error"], body["line"], body["column"]) == ("unparseable_transcript", 2, 39)
+    assert body["parse_warnings"][0] == (
+        "line 2: not valid JSON (1e999 is too large to read: it would be Infinity, column 39); "
+        "read as text"
+    )

@@ -858,3 +858,22 @@ def test_a_key_named_inside_a_message_is_not_a_repeat():
         {"role": "tool", "tool_call_id": "c1", "content": '{"content": "x"}'},
     ]
     assert formats(json.dumps(messages)).warnings == ()
+
+
+@pytest.mark.parametrize(
+    ("literal", "why"),
+    [
+        ("1e999", "1e999 is too large to read: it would be Infinity"),
+        ("-1e999", "-1e999 is too large to read: it would be -Infinity"),
+        ("NaN", "NaN is not a JSON number"),
+        ("-Infinity", "-Infinity is not a JSON number"),
+    ],
+)
+def test_a_json_transcript_holding_a_number_json_cannot_hold_is_refused_at_its_line(literal, why):
+    """Read, the number would become Infinity or NaN and come back out as null."""
+    text = '[{"role": "user", "content": "hi"},\n{"role": "user", "content": "x", "n": '
+    text += literal + "}]"
+    with pytest.raises(TranscriptError) as raised:
+        formats(text)
+    assert (raised.value.line, raised.value.column) == (2, 39)
+    assert f"line 2: not valid JSON ({why}, column 39); read as text" in str(raised.value)
