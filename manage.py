@@ -7,6 +7,10 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "playground.settings")
+    from playground.env import development_default
+
+    if development_default():  # a fresh clone: the same development mode as scripts/serve
+        os.environ["DJANGO_DEBUG"] = "1"
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

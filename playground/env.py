@@ -35,6 +35,27 @@ def _raw(name: str, environ: Mapping[str, str] | None) -> str | None:
     return value or None
 
 
+PRODUCTION_SIGNS = ("DJANGO_DEBUG", "DJANGO_SECRET_KEY", "DATABASE_URL")
+
+
+def development_default(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether ``manage.py`` should run in development mode, as ``scripts/serve`` does.
+
+    True only when none of ``PRODUCTION_SIGNS`` is set: a fresh clone then runs
+    ``python3 manage.py <command>`` on the embedded SQLite file without exporting
+    anything. Any of them set means the operator chose: their settings are used as
+    given, and a production start without a key is refused. gunicorn (``wsgi.py``)
+    never gets this default.
+
+    Example:
+        >>> development_default({}), development_default({"DATABASE_URL": "postgres://db/x"})
+        (True, False)
+        >>> development_default({"DJANGO_DEBUG": "0"})
+        False
+    """
+    return all(_raw(name, environ) is None for name in PRODUCTION_SIGNS)
+
+
 def env_str(name: str, default: str | None = None, *, environ=None) -> str | None:
     """The variable as text, or ``default``."""
     value = _raw(name, environ)

@@ -21,8 +21,9 @@ SECRET_KEY = env_str("DJANGO_SECRET_KEY")
 if SECRET_KEY is None:
     if not DEBUG:
         raise ImproperlyConfigured(
-            "DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off "
-            "(for a local try-out, `bash scripts/serve` sets both)"
+            "DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off; for a local "
+            "try-out set DJANGO_DEBUG=1 (`bash scripts/serve` and `python3 manage.py` do "
+            "that themselves when none of DJANGO_DEBUG, DJANGO_SECRET_KEY, DATABASE_URL is set)"
         )
     SECRET_KEY = "django-insecure-local-development-only"
 
