@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import BaseUserCreationForm
 
 from compiler import list_schemas
 from labelling.models import Corpus, VerdictChoice
@@ -93,3 +94,7 @@ class LabelImportForm(forms.Form):
 class LabelSetForm(forms.Form):
     corpus = forms.ModelChoiceField(queryset=Corpus.objects.all())
     schema = forms.ChoiceField(choices=_schema_choices)
+
+
+class FirstMaintainerForm(BaseUserCreationForm):
+    """The first account's name and password (typed twice)."""

@@ -6,6 +6,7 @@ app_name = "labelling"
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("first-run", views.first_run, name="first-run"),
     path("corpora/import", views.corpus_import, name="corpus-import"),
     path("worksheets/new", views.worksheet_new, name="worksheet-new"),
     path("worksheets/<int:pk>/", views.worksheet, name="worksheet"),

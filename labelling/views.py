@@ -10,7 +10,9 @@ from __future__ import annotations
 from pathlib import PurePath
 
 from django.contrib import messages
+from django.contrib.auth import login as sign_in
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -18,10 +20,12 @@ from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_POST
 
 from labelling import access
+from labelling.accounts import FirstRunTaken, create_first_maintainer, is_local, no_account_yet
 from labelling.agreement import agreement
 from labelling.forms import (
     AdjudicationForm,
     CorpusImportForm,
+    FirstMaintainerForm,
     LabelImportForm,
     LabelSetForm,
     VerdictForm,
@@ -66,6 +70,27 @@ def home(request):
         "maintainer": maintainer,
     }
     return render(request, "labelling/home.html", context)
+
+
+def first_run(request):
+    """Create the first account, a maintainer, while none exists (from this machine only)."""
+    if not is_local(request):
+        raise PermissionDenied("The first account can only be made on the site's own machine.")
+    form = FirstMaintainerForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():  # the account is checked for again below
+        try:
+            user = create_first_maintainer(
+                form.cleaned_data["username"], form.cleaned_data["password1"]
+            )
+        except FirstRunTaken as taken:
+            return render(request, "labelling/first_run.html", {"taken": taken}, status=409)
+        sign_in(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(request, f"Welcome, {user.get_username()}: you are the maintainer.")
+        return redirect("labelling:home")
+    if request.method != "POST" and not no_account_yet():
+        return redirect("login")
+    status = 422 if form.errors else 200
+    return render(request, "labelling/first_run.html", {"form": form}, status=status)
 
 
 @login_required

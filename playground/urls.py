@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 
+from labelling.accounts import SignInView
 from playground import proxy, views
 from playground.api import api
 from playground.limits import throttled_login
@@ -18,7 +19,7 @@ urlpatterns = [
     path("labelling/", include("labelling.urls")),
     path(
         "accounts/login/",
-        throttled_login(auth_views.LoginView.as_view(template_name="labelling/login.html")),
+        throttled_login(SignInView.as_view()),
         name="login",
     ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -4,22 +4,11 @@ import getpass
 import os
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group, Permission
 from django.core.management.base import BaseCommand, CommandError
 
-from labelling.access import MAINTAINER_PERMISSIONS
+from labelling.accounts import MAINTAINERS, maintainers_group, make_maintainer
 
-MAINTAINERS = "labelling maintainers"
-
-
-def maintainers_group() -> Group:
-    group, _ = Group.objects.get_or_create(name=MAINTAINERS)
-    group.permissions.set(
-        Permission.objects.filter(
-            content_type__app_label="labelling", codename__in=MAINTAINER_PERMISSIONS
-        )
-    )
-    return group
+__all__ = ["MAINTAINERS", "Command", "maintainers_group"]
 
 
 class Command(BaseCommand):
@@ -44,7 +33,7 @@ class Command(BaseCommand):
         user.set_password(password)
         user.save()
         if maintainer:
-            user.groups.add(maintainers_group())
+            make_maintainer(user)
         role = "maintainer" if maintainer else "reviewer"
         self.stdout.write(f"{'created' if created else 'updated'} {role} {username}")
 
