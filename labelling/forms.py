@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import BaseUserCreationForm
 
 from compiler import list_schemas
 from labelling.models import Corpus, VerdictChoice
+from playground.middleware import size_text
 
 
 def _schema_choices():
@@ -13,18 +15,30 @@ def _schema_choices():
 
 
 class CorpusImportForm(forms.Form):
-    upload = forms.FileField(
-        label="Corpus file",
-        help_text="Any format the compiler reads: role: text, OpenAI messages, JSONL, "
-        "SWE-agent .traj, tau-bench records, few-shot display text. Up to 256 KiB here; "
-        "larger files: manage.py import_corpus.",
-    )
+    upload = forms.FileField(label="Corpus file")
     name = forms.CharField(max_length=200, help_text="Defaults to the file name.", required=False)
     provenance = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}),
         required=False,
         help_text="Where it came from, who wrote it, its licence, how it was cut.",
     )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["upload"].help_text = (
+            "Any format the compiler reads: role: text, OpenAI messages, JSONL, SWE-agent "
+            ".traj, tau-bench records, few-shot display text. Up to "
+            f"{size_text(settings.CONTEXTGC_MAX_IMPORT_BYTES)}; a background worker imports it."
+        )
+
+    def clean_upload(self):
+        upload = self.cleaned_data["upload"]
+        limit = settings.CONTEXTGC_MAX_IMPORT_BYTES
+        if upload.size > limit:  # a body sent without a length gets past the middleware's check
+            raise forms.ValidationError(
+                f"The file is {size_text(upload.size)}; the limit is {size_text(limit)}."
+            )
+        return upload
 
 
 class WorksheetForm(forms.Form):

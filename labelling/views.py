@@ -31,7 +31,6 @@ from labelling.forms import (
     VerdictForm,
     WorksheetForm,
 )
-from labelling.importing import ImportRefused, import_corpus
 from labelling.labels import (
     ExportRefused,
     LabelImportRefused,
@@ -45,6 +44,7 @@ from labelling.labels import (
 )
 from labelling.models import Corpus, Label, MemberRole, Verdict, VerdictChoice, Worksheet
 from labelling.precision import precision_report
+from labelling.uploads import start_upload_import
 from labelling.verdicts import (
     NotDisputed,
     RowStatus,
@@ -97,28 +97,17 @@ def first_run(request):
 def corpus_import(request):
     access.require_perm(request.user, access.IMPORT_CORPUS)
     form = CorpusImportForm(request.POST or None, request.FILES or None)
-    refused = None
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["upload"]
-        try:
-            result = import_corpus(
-                upload.read(),
-                name=form.cleaned_data["name"] or PurePath(upload.name).name,
-                source=upload.name,
-                provenance=form.cleaned_data["provenance"],
-                user=request.user,
-            )
-        except ImportRefused as error:
-            refused = error.reasons
-        else:
-            word = "Imported" if result.created else "Already imported, nothing added:"
-            messages.success(
-                request, f"{word} {result.corpus.name} ({result.transcripts} transcripts)."
-            )
-            return redirect("labelling:home")
-    status = 422 if refused or form.errors else 200
-    context = {"form": form, "refused": refused}
-    return render(request, "labelling/corpus_import.html", context, status=status)
+        job = start_upload_import(
+            upload,
+            name=form.cleaned_data["name"] or PurePath(upload.name).name,
+            provenance=form.cleaned_data["provenance"],
+            user=request.user,
+        )
+        return redirect(job)
+    status = 422 if form.errors else 200
+    return render(request, "labelling/corpus_import.html", {"form": form}, status=status)
 
 
 @login_required

@@ -27,8 +27,9 @@ from django.contrib.messages.middleware import MessageMiddleware
 from django.core.exceptions import RequestDataTooBig
 from django.core.signals import setting_changed
 from django.dispatch import receiver
-from django.http import HttpResponse, JsonResponse
-from django.utils.html import format_html
+from django.http import JsonResponse
+from django.shortcuts import render
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from playground import console as work
 from playground.errors import openai_shape, too_large_body
@@ -38,7 +39,11 @@ CONSOLE_PATH = "/console"
 
 
 class BodyLimitMiddleware:
-    """One cap (``CONTEXTGC_MAX_BODY_BYTES``, 256 KiB) for every POST.
+    """One cap (``CONTEXTGC_MAX_BODY_BYTES``, 256 KiB) for every POST but corpus imports.
+
+    The two corpus import forms (``CONTEXTGC_IMPORT_PATHS``) have their own cap,
+    ``CONTEXTGC_MAX_IMPORT_BYTES`` (64 MiB): their files go to disk as they arrive.
+    A page over its cap gets a styled 413 page with a way back to the form.
 
     The API and the proxy answer 413 in their JSON shapes, the console with its page
     (for HTMX, its result) showing the reason where a result would be. The declared
@@ -62,7 +67,10 @@ class BodyLimitMiddleware:
         except ValueError:
             size = 0  # Django treats an unreadable length as an empty body
         console = request.path_info == CONSOLE_PATH and request.method == "POST"
-        form = console and request.content_type == "multipart/form-data"
+        importing = request.path_info in settings.CONTEXTGC_IMPORT_PATHS
+        if importing:  # corpus files: streamed to disk, so their own, larger cap
+            limit = settings.CONTEXTGC_MAX_IMPORT_BYTES
+        form = (console or importing) and request.content_type == "multipart/form-data"
         if size <= limit + (self.FORM_ALLOWANCE if form else 0):
             if console:
                 try:
@@ -79,8 +87,32 @@ class BodyLimitMiddleware:
             return response
         if console:
             return work.refused(request, error, status=413)
-        page = format_html('<p class="banner banner-error" role="alert">{}</p>', error["message"])
-        return HttpResponse(page, status=413)
+        context = {"message": error["message"], "cap": size_text(limit), "back": way_back(request)}
+        return render(request, "too_large.html", context, status=413)
+
+
+def size_text(size: int) -> str:
+    """A byte count as people read it.
+
+    Example:
+        >>> size_text(64 * 1024 * 1024), size_text(256 * 1024), size_text(1_900_000)
+        ('64 MiB', '256 KiB', '1.81 MiB')
+        >>> size_text(10)
+        '10 bytes'
+    """
+    if size < 1024:
+        return f"{size} bytes"
+    if size >= 1024 * 1024:
+        return f"{size / (1024 * 1024):.3g} MiB"
+    return f"{size / 1024:.3g} KiB"
+
+
+def way_back(request) -> str:
+    """The page the refused form was on (this site's only), else the front page."""
+    referer = request.META.get("HTTP_REFERER", "")
+    if referer and url_has_allowed_host_and_scheme(referer, allowed_hosts={request.get_host()}):
+        return referer
+    return "/"
 
 
 class PagesOnly:

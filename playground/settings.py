@@ -236,3 +236,15 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "WARNING")},
 }
+
+# Corpus imports from the browser (labelling): a file up to CONTEXTGC_MAX_IMPORT_BYTES,
+# on the two import forms only, is streamed to disk under CONTEXTGC_UPLOAD_DIR and
+# imported there by a background worker (so the worker must see the same directory).
+# Other form fields stay under DATA_UPLOAD_MAX_MEMORY_SIZE; a file over
+# FILE_UPLOAD_MAX_MEMORY_SIZE is written to FILE_UPLOAD_TEMP_DIR while it arrives,
+# never held in memory whole.
+CONTEXTGC_MAX_IMPORT_BYTES = env_int("CONTEXTGC_MAX_IMPORT_BYTES", 64 * 1024 * 1024, minimum=1)
+CONTEXTGC_UPLOAD_DIR = Path(env_str("CONTEXTGC_UPLOAD_DIR", str(BASE_DIR / "var" / "uploads")))
+CONTEXTGC_IMPORT_PATHS = ("/labelling/corpora/import", "/labelling/reports/import")
+FILE_UPLOAD_TEMP_DIR = CONTEXTGC_UPLOAD_DIR / "partial"
+FILE_UPLOAD_TEMP_DIR.mkdir(parents=True, exist_ok=True)

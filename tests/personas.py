@@ -110,3 +110,18 @@ def finished(worksheet, reviewer, other_reviewer, adjudicator):
         record_verdict(row, other_reviewer, "incorrect" if row.position == 1 else "correct")
     adjudicate(worksheet.rows.get(position=1), adjudicator, "incorrect", "moved on by then")
     return worksheet
+
+
+def big_airline(copies: int = 25) -> bytes:
+    """The airline slice repeated ``copies`` times as further trials of its tasks (the
+    copies are identical in content, distinct in id): 25 copies are 100 transcripts,
+    about 2.5 MB, ten times the body cap of the rest of the site."""
+    import json
+
+    records = json.loads(AIRLINE.read_bytes())
+    repeated = [
+        {**record, "trial": copy * 10 + record["trial"]}
+        for copy in range(copies)
+        for record in records
+    ]
+    return json.dumps(repeated, indent=1).encode()

@@ -24,8 +24,9 @@ from labelling.measurement.measure_render import figure_rows
 from labelling.measurement.models import Job, Report, ReportKind
 from labelling.measurement.records_render import rate_text
 from labelling.measurement.records_report import GOLD_VERDICTS
-from labelling.measurement.tasks import CHUNK_SIZE, start_import, start_measure
+from labelling.measurement.tasks import CHUNK_SIZE, start_measure
 from labelling.models import Corpus
+from labelling.uploads import start_upload_import
 
 JOBS_SHOWN = 20
 
@@ -95,10 +96,9 @@ def import_view(request):
     if not form.is_valid():
         return index(request, import_form=form, status=422)
     upload = form.cleaned_data["upload"]
-    job = start_import(
-        upload.read(),
+    job = start_upload_import(  # streamed to disk, not held in memory or the database
+        upload,
         name=form.cleaned_data["name"] or PurePath(upload.name).name,
-        source=upload.name,
         provenance=form.cleaned_data["provenance"],
         user=request.user,
     )

@@ -68,11 +68,17 @@ def test_an_acknowledged_label_import_survives_a_crash_restart(login, maintainer
 
 
 def test_an_acknowledged_corpus_import_survives_a_crash_restart(login, maintainer):
+    from labelling.measurement.models import Job, JobStatus
+    from labelling.uploads import import_upload_job
     from tests.personas import AIRLINE
 
     upload = SimpleUploadedFile("airline.json", AIRLINE.read_bytes())
     response = login(maintainer).post("/labelling/corpora/import", {"upload": upload})
-    assert response.status_code == 302  # acknowledged
+    assert response.status_code == 302  # the upload is acknowledged, its job queued
+    job = Job.objects.get()
+    import_upload_job.call(job.pk)
+    job.refresh_from_db()
+    assert job.status == JobStatus.DONE  # the import is acknowledged
     connections.close_all()
     restart_postgres("immediate")
     assert Transcript.objects.filter(corpus__name="airline.json").count() == 4

@@ -72,11 +72,15 @@ def test_an_unstorable_corpus_is_refused_with_transcript_message_and_field(kind)
 
 
 @pytest.mark.parametrize("kind", ["nul-escaped-in-content", "tau-bench-id-over-255-characters"])
-def test_the_import_page_answers_422_with_the_reason(login, maintainer, kind):
+def test_the_import_job_fails_with_the_reason(login, maintainer, kind):
+    from labelling.uploads import import_upload_job
+
     upload = SimpleUploadedFile(f"{kind}.json", hostile_bytes(kind))
-    response = login(maintainer).post("/labelling/corpora/import", {"upload": upload})
-    assert response.status_code == 422
-    page = response.content.decode()
+    client = login(maintainer)
+    client.post("/labelling/corpora/import", {"upload": upload})
+    job = Job.objects.get()
+    assert import_upload_job.call(job.pk) == 0
+    page = client.get(job.get_absolute_url()).content.decode()
     assert "at most 255 are stored" in page or "holds a NUL character" in page
     assert not Corpus.objects.exists()
 

@@ -162,12 +162,24 @@ def upload(path_or_bytes, name="corpus.json"):
     return SimpleUploadedFile(name, data, content_type="application/octet-stream")
 
 
-def test_the_import_page_imports_an_upload(login, maintainer):
+def _posted_job(response):
+    from labelling.measurement.models import Job
+
+    job = Job.objects.get()
+    assert (response.status_code, response["Location"]) == (302, job.get_absolute_url())
+    return job
+
+
+def test_the_import_page_queues_the_upload_and_a_worker_imports_it(login, maintainer):
+    from labelling.uploads import import_upload_job
+
     response = login(maintainer).post(
         "/labelling/corpora/import",
         {"upload": upload(AIRLINE, "airline.json"), "name": "", "provenance": "tau-bench, MIT"},
     )
-    assert response.status_code == 302
+    job = _posted_job(response)
+    assert not Corpus.objects.exists()
+    assert import_upload_job.call(job.pk) == 4
     corpus = Corpus.objects.get()
     assert (corpus.name, corpus.provenance, corpus.imported_by) == (
         "airline.json",
@@ -176,13 +188,18 @@ def test_the_import_page_imports_an_upload(login, maintainer):
     )
 
 
-def test_the_import_page_shows_the_reasons_it_refused(login, maintainer):
-    response = login(maintainer).post(
+def test_the_import_job_shows_the_reasons_it_refused(login, maintainer):
+    from labelling.uploads import import_upload_job
+
+    client = login(maintainer)
+    response = client.post(
         "/labelling/corpora/import", {"upload": upload(BAD_JSONL.encode(), "bad.jsonl")}
     )
-    assert response.status_code == 422
-    assert "Refused: nothing was imported" in response.content.decode()
-    assert "transcript: line 2: not valid JSON" in response.content.decode()
+    job = _posted_job(response)
+    assert import_upload_job.call(job.pk) == 0
+    page = client.get(job.get_absolute_url()).content.decode()
+    assert "The job failed" in page
+    assert "transcript: line 2: not valid JSON" in page
     assert Corpus.objects.count() == 0
 
 
