@@ -16,6 +16,12 @@ urlpatterns = [
         views.adjudicate_view,
         name="adjudicate",
     ),
+    path(
+        "worksheets/<int:pk>/rows/<int:position>/transcript",
+        views.transcript,
+        name="transcript",
+    ),
+    path("worksheets/<int:pk>/verdicts", views.my_verdicts, name="my-verdicts"),
     path("worksheets/<int:pk>/agreement", views.agreement_view, name="agreement"),
     path("worksheets/<int:pk>/disagreements", views.disagreements, name="disagreements"),
     path("worksheets/<int:pk>/export.json", views.export, name="export"),

@@ -14,7 +14,7 @@ from django.contrib.auth import login as sign_in
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_POST
@@ -31,6 +31,7 @@ from labelling.forms import (
     VerdictForm,
     WorksheetForm,
 )
+from labelling.importing import turn_text
 from labelling.labels import (
     ExportRefused,
     LabelImportRefused,
@@ -228,6 +229,46 @@ def _after_verdict(request, sheet, row):
 def _render_row(request, context, status=200):
     template = "labelling/row.html#labeller" if request.htmx else "labelling/row.html"
     return render(request, template, context, status=status)
+
+
+@login_required
+def transcript(request, pk, position):
+    """The whole transcript behind a row: every turn, every payload in full."""
+    sheet, _ = access.worksheet_for(request.user, pk)
+    row = get_object_or_404(
+        sheet.rows.select_related("extraction__transcript__corpus"), position=position
+    )
+    extraction = row.extraction
+    near = range(extraction.turn - 1, extraction.turn + 2)
+    turns = [
+        {
+            "index": index,
+            "role": message.get("role", ""),
+            "text": turn_text(message),
+            "registering": index == extraction.turn,
+            "open": index in near,
+        }
+        for index, message in enumerate(extraction.transcript.messages)
+    ]
+    context = {"worksheet": sheet, "row": row, "extraction": extraction, "turns": turns}
+    return render(request, "labelling/transcript.html", context)
+
+
+@login_required
+def my_verdicts(request, pk):
+    """A table of the signed-in reviewer's verdicts on a worksheet, each with a way to change it."""
+    sheet, _ = access.worksheet_for(request.user, pk, MemberRole.REVIEWER)
+    verdicts = (
+        Verdict.objects.filter(row__worksheet=sheet, reviewer=request.user)
+        .select_related("row__extraction__transcript")
+        .order_by("row__position")
+    )
+    context = {
+        "worksheet": sheet,
+        "verdicts": verdicts,
+        "progress": progress_of(sheet, request.user),
+    }
+    return render(request, "labelling/my_verdicts.html", context)
 
 
 @login_required
