@@ -1,5 +1,7 @@
 """The admin: accounts, corpora and worksheets for maintainers. Verdicts are read-only
-here — a reviewer's verdict is changed only by that reviewer, through the worksheet."""
+here — a reviewer's verdict is changed only by that reviewer, through the worksheet —
+and so are labels and their corrections: a label is corrected on its own page
+(``/labelling/labels/<id>/correct``), which keeps the audit trail."""
 
 from django.contrib import admin
 
@@ -8,6 +10,7 @@ from labelling.models import (
     CompileRun,
     Corpus,
     Label,
+    LabelCorrection,
     Membership,
     Verdict,
     Worksheet,
@@ -63,3 +66,16 @@ class AdjudicationAdmin(ReadOnlyAdmin):
 class LabelAdmin(ReadOnlyAdmin):
     list_display = ("transcript", "schema_name", "slot", "turn", "value", "verdict")
     list_filter = ("schema_name", "slot", "verdict")
+
+
+@admin.register(LabelCorrection)
+class LabelCorrectionAdmin(ReadOnlyAdmin):
+    list_display = (
+        "label",
+        "version",
+        "old_verdict",
+        "new_verdict",
+        "corrected_by",
+        "corrected_at",
+    )
+    list_filter = ("new_verdict",)

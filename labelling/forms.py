@@ -112,3 +112,15 @@ class LabelSetForm(forms.Form):
 
 class FirstMaintainerForm(BaseUserCreationForm):
     """The first account's name and password (typed twice)."""
+
+
+class LabelCorrectionForm(forms.Form):
+    verdict = forms.ChoiceField(
+        choices=VerdictChoice.choices, widget=forms.RadioSelect, label="Corrected verdict"
+    )
+    reason = forms.CharField(
+        max_length=4000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Kept with the label, beside who corrected it and when.",
+    )
+    version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)

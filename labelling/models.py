@@ -352,6 +352,8 @@ class Label(models.Model):
         Worksheet, null=True, blank=True, on_delete=models.SET_NULL, related_name="labels"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Counts corrections: a correction names the version it saw (``labels.correct_label``).
+    version = models.PositiveIntegerField(default=1)
 
     class Meta:
         ordering = ("transcript__position", "slot", "turn", "value")
@@ -366,7 +368,41 @@ class Label(models.Model):
             models.CheckConstraint(
                 condition=~Q(quote=[]) & Q(quote__isnull=False), name="label_has_quote"
             ),
+            models.CheckConstraint(condition=Q(version__gte=1), name="label_version"),
         )
 
     def __str__(self) -> str:
         return f"{self.slot} = {self.value!r} (turn {self.turn}): {self.verdict}"
+
+
+class LabelCorrection(models.Model):
+    """A maintainer's correction of a stored label's verdict: who, when, from what to
+    what and why. The label holds the corrected verdict (exports read it); these rows are
+    its audit trail, oldest first."""
+
+    label = models.ForeignKey(Label, on_delete=models.CASCADE, related_name="corrections")
+    corrected_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="label_corrections"
+    )
+    corrected_at = models.DateTimeField(auto_now_add=True)
+    old_verdict = models.CharField(max_length=16, choices=VerdictChoice.choices)
+    new_verdict = models.CharField(max_length=16, choices=VerdictChoice.choices)
+    reason = models.TextField()
+    version = models.PositiveIntegerField()  # the label's version this correction made
+
+    class Meta:
+        ordering = ("label", "version")
+        constraints = (
+            models.UniqueConstraint(fields=("label", "version"), name="correction_one_per_version"),
+            models.CheckConstraint(
+                condition=_in("old_verdict", VerdictChoice) & _in("new_verdict", VerdictChoice),
+                name="correction_verdicts",
+            ),
+            models.CheckConstraint(
+                condition=~Q(old_verdict=models.F("new_verdict")), name="correction_changes"
+            ),
+            models.CheckConstraint(condition=~Q(reason=""), name="correction_has_reason"),
+        )
+
+    def __str__(self) -> str:
+        return f"{self.label}: {self.old_verdict} → {self.new_verdict} (v{self.version})"

@@ -22,10 +22,12 @@ from django.views.decorators.http import require_POST
 from labelling import access
 from labelling.accounts import FirstRunTaken, create_first_maintainer, is_local, no_account_yet
 from labelling.agreement import agreement
+from labelling.corrections import NothingToCorrect, StaleCorrection, correct_label
 from labelling.forms import (
     AdjudicationForm,
     CorpusImportForm,
     FirstMaintainerForm,
+    LabelCorrectionForm,
     LabelImportForm,
     LabelSetForm,
     VerdictForm,
@@ -412,3 +414,57 @@ def precision(request):
     return render(
         request, "labelling/precision.html", {"form": form, "report": report, "sets": sets}
     )
+
+
+@login_required
+def labels_list(request):
+    """The stored labels of one corpus and schema, each with a way to correct it."""
+    access.require_perm(request.user, access.MAINTAIN)
+    form = LabelSetForm(request.GET)
+    if not form.is_valid():
+        return render(request, "labelling/labels.html", {"form": form}, status=422)
+    labels = Label.objects.filter(
+        transcript__corpus=form.cleaned_data["corpus"], schema_name=form.cleaned_data["schema"]
+    ).select_related("transcript")
+    context = {"form": form, "labels": labels, **form.cleaned_data}
+    return render(request, "labelling/labels.html", context)
+
+
+@login_required
+def label_correct(request, pk):
+    access.require_perm(request.user, access.MAINTAIN)
+    label = get_object_or_404(Label.objects.select_related("transcript__corpus"), pk=pk)
+    form = LabelCorrectionForm(request.POST or None, initial={"version": label.version})
+    refusal, status = None, 200
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            correct_label(
+                label.pk,
+                request.user,
+                data["verdict"],
+                data["reason"],
+                expected_version=data["version"],
+            )
+        except StaleCorrection as stale:
+            label, refusal, status = stale.current, str(stale), 409
+            form = LabelCorrectionForm(initial={"version": label.version, **_kept(data)})
+        except NothingToCorrect as nothing:
+            refusal, status = str(nothing), 422
+        else:
+            messages.success(request, f"Corrected to {data['verdict']}.")
+            return redirect("labelling:label-correct", pk=label.pk)
+    elif form.errors:
+        status = 422
+    context = {
+        "label": label,
+        "form": form,
+        "refusal": refusal,
+        "corrections": label.corrections.select_related("corrected_by"),
+    }
+    return render(request, "labelling/label_correct.html", context, status=status)
+
+
+def _kept(data: dict) -> dict:
+    """What the maintainer typed, offered again after a refusal (the version is not)."""
+    return {"verdict": data["verdict"], "reason": data["reason"]}
