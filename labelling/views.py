@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login as sign_in
 from django.contrib.auth.decorators import login_required
@@ -17,6 +18,7 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import content_disposition_header
+from django.utils.module_loading import import_string
 from django.views.decorators.http import require_POST
 
 from labelling import access
@@ -47,7 +49,6 @@ from labelling.labels import (
 )
 from labelling.models import Corpus, Label, MemberRole, Verdict, VerdictChoice, Worksheet
 from labelling.precision import precision_report
-from labelling.uploads import start_upload_import
 from labelling.verdicts import (
     NotDisputed,
     RowStatus,
@@ -102,7 +103,7 @@ def corpus_import(request):
     form = CorpusImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["upload"]
-        job = start_upload_import(
+        job = import_string(settings.CONTEXTGC_IMPORT_QUEUE)(
             upload,
             name=form.cleaned_data["name"] or PurePath(upload.name).name,
             provenance=form.cleaned_data["provenance"],

@@ -246,5 +246,14 @@ LOGGING = {
 CONTEXTGC_MAX_IMPORT_BYTES = env_int("CONTEXTGC_MAX_IMPORT_BYTES", 64 * 1024 * 1024, minimum=1)
 CONTEXTGC_UPLOAD_DIR = Path(env_str("CONTEXTGC_UPLOAD_DIR", str(BASE_DIR / "var" / "uploads")))
 CONTEXTGC_IMPORT_PATHS = ("/labelling/corpora/import", "/labelling/reports/import")
+# What queues an uploaded corpus for import: the measurement app's jobs, which the
+# labelling app does not import (measurement reads labelling, never the other way round).
+CONTEXTGC_IMPORT_QUEUE = "labelling.measurement.uploads.start_upload_import"
 FILE_UPLOAD_TEMP_DIR = CONTEXTGC_UPLOAD_DIR / "partial"
-FILE_UPLOAD_TEMP_DIR.mkdir(parents=True, exist_ok=True)
+try:
+    FILE_UPLOAD_TEMP_DIR.mkdir(parents=True, exist_ok=True)
+except OSError as exc:
+    raise ImproperlyConfigured(
+        f"CONTEXTGC_UPLOAD_DIR={str(CONTEXTGC_UPLOAD_DIR)!r} cannot be written ({exc}); "
+        "point it at a writable directory every job worker can read"
+    ) from None

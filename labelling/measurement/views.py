@@ -25,8 +25,8 @@ from labelling.measurement.models import Job, Report, ReportKind
 from labelling.measurement.records_render import rate_text
 from labelling.measurement.records_report import GOLD_VERDICTS
 from labelling.measurement.tasks import CHUNK_SIZE, start_measure
+from labelling.measurement.uploads import start_upload_import
 from labelling.models import Corpus
-from labelling.uploads import start_upload_import
 
 JOBS_SHOWN = 20
 

@@ -69,7 +69,7 @@ def test_an_acknowledged_label_import_survives_a_crash_restart(login, maintainer
 
 def test_an_acknowledged_corpus_import_survives_a_crash_restart(login, maintainer):
     from labelling.measurement.models import Job, JobStatus
-    from labelling.uploads import import_upload_job
+    from labelling.measurement.uploads import import_upload_job
     from tests.personas import AIRLINE
 
     upload = SimpleUploadedFile("airline.json", AIRLINE.read_bytes())

@@ -73,7 +73,7 @@ def test_an_unstorable_corpus_is_refused_with_transcript_message_and_field(kind)
 
 @pytest.mark.parametrize("kind", ["nul-escaped-in-content", "tau-bench-id-over-255-characters"])
 def test_the_import_job_fails_with_the_reason(login, maintainer, kind):
-    from labelling.uploads import import_upload_job
+    from labelling.measurement.uploads import import_upload_job
 
     upload = SimpleUploadedFile(f"{kind}.json", hostile_bytes(kind))
     client = login(maintainer)

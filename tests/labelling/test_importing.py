@@ -171,7 +171,7 @@ def _posted_job(response):
 
 
 def test_the_import_page_queues_the_upload_and_a_worker_imports_it(login, maintainer):
-    from labelling.uploads import import_upload_job
+    from labelling.measurement.uploads import import_upload_job
 
     response = login(maintainer).post(
         "/labelling/corpora/import",
@@ -189,7 +189,7 @@ def test_the_import_page_queues_the_upload_and_a_worker_imports_it(login, mainta
 
 
 def test_the_import_job_shows_the_reasons_it_refused(login, maintainer):
-    from labelling.uploads import import_upload_job
+    from labelling.measurement.uploads import import_upload_job
 
     client = login(maintainer)
     response = client.post(

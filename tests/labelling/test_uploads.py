@@ -10,8 +10,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from labelling.forms import CorpusImportForm
 from labelling.measurement.models import Job, JobStatus
+from labelling.measurement.uploads import import_upload_job
 from labelling.models import Corpus
-from labelling.uploads import import_upload_job
 from tests.personas import big_airline
 
 pytestmark = pytest.mark.django_db

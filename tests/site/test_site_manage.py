@@ -44,3 +44,11 @@ def test_it_keeps_debug_off_when_the_operator_set_a_key(tmp_path):
     printed = "from django.conf import settings; print(settings.DEBUG)"
     done = _manage(tmp_path, "shell", "-c", printed, DJANGO_SECRET_KEY="k")
     assert (done.returncode, done.stdout.split()[-1]) == (0, "False"), done.stderr
+
+
+def test_an_upload_directory_that_cannot_be_made_stops_the_start(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    done = _manage(tmp_path, "check", CONTEXTGC_UPLOAD_DIR=str(blocker / "uploads"))
+    assert done.returncode != 0
+    assert f"CONTEXTGC_UPLOAD_DIR='{blocker / 'uploads'}' cannot be written" in done.stderr
