@@ -27,7 +27,6 @@ OVER_LIMIT = frozenset(
         "compiler.compact.safety",
         "compiler.compact.stale",
         "compiler.fold",
-        "compiler.read.formats",
         "compiler.state.prefilter",
     }
 )
