@@ -18,7 +18,7 @@ from labelling.bench.capture import (
     declared_values,
 )
 from labelling.bench.capture import load_capture as load
-from labelling.bench.shadow import ShadowRefused, captures_summary, shadow
+from labelling.bench.shadow import Records, ShadowRefused, captures_summary, records_for, shadow
 from tests.model_server import ModelServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -251,3 +251,22 @@ def test_the_summary_carries_each_captures_shadow_or_why_there_is_none(tmp_path)
     ]
     refused = captures_summary(tmp_path, AIRLINE)
     assert all("was not made over this corpus" in r["shadow_refused"] for r in refused)
+
+
+def test_the_summary_scores_declared_values_by_the_records_of_the_captures_schema(model, tmp_path):
+    model.script(*[""] * 13, block({"assert": {"flight_number": "HAT999"}}), "")  # turn 28
+    made = capture(AIRLINE, "travel", tmp_path / "airline.json")
+    (tmp_path / "14b.json").write_bytes((CAPTURES / "14b.json").read_bytes())
+    coding, airline = captures_summary(tmp_path, AIRLINE, RECORDS)  # sorted by name
+    expected = shadow(load(made), AIRLINE.read_text(), Records(RECORDS, "airline"))
+    assert (airline["shadow"], airline["records_note"]) == (expected, "")
+    assert expected["records"]["contradicted_values"] == [
+        ["task0-trial0", 28, "flight_number", "HAT999"]
+    ]
+    assert coding["records_note"] == "no environment has records for the coding schema"
+
+
+def test_the_summary_says_which_records_files_are_missing(tmp_path):
+    records, note = records_for("travel", tmp_path)
+    assert records is None
+    assert note == f"{tmp_path} has no airline/db/reservations.json, airline/db/users.json"
