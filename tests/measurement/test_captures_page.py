@@ -11,13 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from labelling.bench.__main__ import main
 from labelling.bench.capture import key_figures, load_capture, verify
-from labelling.bench.shadow import shadow
+from labelling.bench.shadow import Records, shadow
+from tests.model_server import ModelServer
 
 ROOT = Path(__file__).resolve().parents[2]
 CAPTURES = ROOT / "tests" / "fixtures" / "captures"
 NEBIUS = CAPTURES / "nebius-sample.txt"
-AIRLINE = ROOT / "tests" / "fixtures" / "records" / "airline" / "gpt-4o-trajectories-dev.json"
+RECORDS = ROOT / "tests" / "fixtures" / "records"
+AIRLINE = RECORDS / "airline" / "gpt-4o-trajectories-dev.json"
 SEED_CAPTURES = ("14b.json", "7b-after-vocab-fix.json", "7b-before-vocab-fix.json", "run1.json")
 PAGE = "/labelling/reports/captures/"
 
@@ -162,9 +165,61 @@ def test_the_captures_whose_keys_rarely_name_a_slot_are_refused(maintainer, logi
 
 
 def test_a_coding_capture_says_no_records_score_its_schema(maintainer, login, folder, settings):
-    settings.CONTEXTGC_CAPTURES_RECORDS = str(AIRLINE.parents[1])
+    settings.CONTEXTGC_CAPTURES_RECORDS = str(RECORDS)
     part = section(page(login, maintainer), "14b.json")
     assert "Records: no environment has records for the coding schema." in part
+
+
+@pytest.fixture
+def airline_capture(tmp_path, monkeypatch, settings) -> Path:
+    """A format-2 capture of the airline slice by a loopback model, alone in the folder,
+    with the records named: task0-trial0's record contradicts HAT999 at turn 28 and
+    corroborates economy at turn 20."""
+    replies = [""] * 15  # the assistant turns 2, 4, ..., 30
+    replies[9] = '<contextgc-state>{"assert":{"cabin_class":"economy"}}</contextgc-state>'
+    replies[13] = '<contextgc-state>{"assert":{"flight_number":"HAT999"}}</contextgc-state>'
+    out = tmp_path / "airline" / "airline.json"
+    with ModelServer() as server:
+        server.script(*replies)
+        monkeypatch.setenv("CONTEXTGC_CAPTURE_BASE_URL", server.base_url)
+        monkeypatch.setenv("CONTEXTGC_CAPTURE_MODEL", "scripted")
+        args = ["--transcript", str(AIRLINE), "--schema", "travel", "--out", str(out)]
+        assert main(["capture", *args, "--limit", "1"]) == 0
+    settings.CONTEXTGC_CAPTURES_DIR = out.parent
+    settings.CONTEXTGC_CAPTURES_CORPUS = str(AIRLINE)
+    settings.CONTEXTGC_CAPTURES_RECORDS = str(RECORDS)
+    return out
+
+
+def test_a_capture_scored_by_records_shows_what_they_corroborate_and_contradict(
+    maintainer, login, airline_capture
+):
+    part = section(page(login, maintainer), "airline.json")
+    expected = shadow(
+        load_capture(airline_capture), AIRLINE.read_text(), Records(RECORDS, "airline")
+    )
+    records = expected["records"]
+    decided = records["corroborated"] + records["contradicted"]
+    assert shown(part, "corroborated") == (records["corroborated"], decided)
+    assert [shown(part, k)[0] for k in ("contradicted", "unverifiable", "unchecked")] == [
+        records["contradicted"],
+        records["unverifiable"],
+        records["unchecked"],
+    ]
+    assert figure(part, "corroborated") == ("1", "2", "50%")
+    assert "task0-trial0 turn 28 <code>flight_number</code> = “HAT999”" in part
+
+
+def test_a_format_2_capture_shows_its_bill_and_the_endpoints_usage(
+    maintainer, login, airline_capture
+):
+    part = section(page(login, maintainer), "airline.json")
+    data = json.loads(airline_capture.read_text())
+    compiled, usage = data["bill"]["compiled"], data["usage"]
+    assert f"compiled {compiled['sent_tokens']} sent, {compiled['billed_tokens']} billed" in part
+    assert f"prompt_tokens {usage['prompt_tokens']}" in part
+    assert f"<code>{data['fingerprint']}</code>" in part
+    assert "15 of 15 planned" in part and "ids formats_many" in part
 
 
 # -- what cannot be read or replayed ------------------------------------------------------
