@@ -78,10 +78,13 @@ def aligned(capture: Capture, corpus_text: str) -> dict[str, tuple]:
         elif digest and transcript_digest(corpus[ident]) != digest:
             problems.append(f"transcript {ident!r} has other messages than when captured")
     for turn in capture.turns:
+        if turn.transcript not in capture.transcripts:
+            problems.append(f"{turn.transcript} turn {turn.index}: a transcript it does not list")
+            continue
         messages = corpus.get(turn.transcript)
         if messages is None:
             continue
-        if turn.index >= len(messages) or messages[turn.index].role != "assistant":
+        if not 0 <= turn.index < len(messages) or messages[turn.index].role != "assistant":
             problems.append(f"{turn.transcript} turn {turn.index} is not an assistant turn here")
     if not capture.turns:
         problems.append("the capture holds no turn")

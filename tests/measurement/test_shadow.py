@@ -160,6 +160,25 @@ def test_shadow_refuses_a_capture_whose_turns_are_not_assistant_turns_of_the_cor
         shadow(load(moved), NEBIUS.read_text())
 
 
+def test_shadow_refuses_a_capture_with_a_turn_before_its_transcripts_first_message(tmp_path):
+    data = json.loads((CAPTURES / "14b.json").read_text())
+    data["turns"][0]["index"] = -1
+    moved = tmp_path / "moved.json"
+    moved.write_text(json.dumps(data))
+    with pytest.raises(ShadowRefused, match="vendored slice\\):0 turn -1 is not an assistant turn"):
+        shadow(load(moved), NEBIUS.read_text())
+
+
+def test_shadow_refuses_a_capture_whose_turn_names_a_transcript_it_does_not_list(model, tmp_path):
+    model.reply_with(lambda body: "")
+    made = capture(TWO_BLOCKS, "coding", tmp_path / "cap.json")
+    data = json.loads(made.read_text())
+    data["turns"][0]["transcript"] = "AnalogJ__lexicon-336#4"  # in the corpus, not captured
+    made.write_text(json.dumps(data))
+    with pytest.raises(ShadowRefused, match="#4 turn 1: a transcript it does not list"):
+        shadow(load(made), TWO_BLOCKS.read_text())
+
+
 def test_shadow_refuses_a_corpus_whose_transcript_changed_after_the_capture(model, tmp_path):
     model.reply_with(lambda body: "")
     made = capture(TWO_BLOCKS, "coding", tmp_path / "cap.json")
