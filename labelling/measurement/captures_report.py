@@ -32,7 +32,12 @@ AT_TURN = (
     ("other", "the read path held another value"),
     ("read_path_none", "the read path held none"),
 )
-RECORDS = ("corroborated", "contradicted", "unverifiable", "unchecked")
+RECORDS = (
+    ("corroborated", "corroborated, of those decidable (corroborated or contradicted)"),
+    ("contradicted", "contradicted"),
+    ("unverifiable", "unverifiable"),
+    ("unchecked", "unchecked"),
+)
 
 
 @dataclass(frozen=True)
@@ -117,7 +122,8 @@ def replay_lines(figures: dict) -> dict:
             values["with_contract"],
         ),
         "records": [
-            _line(k, k, records[k], decided if k == "corroborated" else None) for k in RECORDS
+            _line(k, label, records[k], decided if k == "corroborated" else None)
+            for k, label in RECORDS
         ]
         if records
         else None,
