@@ -3,7 +3,9 @@
 Each view: fetch, check access (maintainers only: reports quote transcripts), act,
 render. A job page polls its own progress with htmx while the job runs and refreshes
 itself without JavaScript; every figure on a report page is in its stored JSON and
-has the command that reproduces it printed beside it.
+has the command that reproduces it printed beside it. The captures page is the exception
+that stores nothing: it replays the capture files on disk at each visit
+(``captures_report``), with the functions the bench's commands print.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from pathlib import PurePath
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse
@@ -20,6 +23,7 @@ from django.views.decorators.http import require_POST
 from compiler import list_schemas
 from labelling import access
 from labelling.measurement import charts
+from labelling.measurement.captures_report import Sources, captures_context
 from labelling.measurement.measure_render import figure_rows
 from labelling.measurement.models import Job, Report, ReportKind
 from labelling.measurement.records_render import rate_text
@@ -145,6 +149,17 @@ def transcript(request, pk, index):
         "history": sorted(row.get("history") or [], key=lambda e: (e["turn"], e["slot"])),
     }
     return render(request, "measurement/transcript.html", context)
+
+
+@login_required
+def captures(request):
+    _require_maintainer(request.user)
+    sources = Sources.of(
+        settings.CONTEXTGC_CAPTURES_DIR,
+        settings.CONTEXTGC_CAPTURES_CORPUS,
+        settings.CONTEXTGC_CAPTURES_RECORDS,
+    )
+    return render(request, "measurement/captures.html", captures_context(sources))
 
 
 @login_required
