@@ -26,7 +26,6 @@ OVER_LIMIT = frozenset(
         "compiler.compact.compact_json",
         "compiler.compact.stale",
         "compiler.fold",
-        "compiler.state.prefilter",
     }
 )
 

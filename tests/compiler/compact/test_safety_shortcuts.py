@@ -36,6 +36,8 @@ from compiler.compact.safety_numbers import (
 from compiler.state.prefilter import (
     ascii_letters,
     fold,
+)
+from compiler.state.starts import (
     word_char,
 )
 from tests.safety_scan import full_scan
