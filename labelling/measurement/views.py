@@ -189,6 +189,7 @@ def measure_context(report: Report) -> dict:
         "transcripts": list(enumerate(per)),
         "gold": _gold_rows(figures.get("gold")),
         "precision": precision,
+        **bill_context(figures.get("loop_bill") or {}),
     }
     if precision.get("figure"):
         rows = [("all slots", precision["all"]), *precision["slots"].items()]
@@ -201,6 +202,38 @@ def measure_context(report: Report) -> dict:
             ],
         )  # fmt: skip
     return context
+
+
+BILL_CHARTS = (("openai@0.1", "OpenAI-style prefix caching, cached rate 0.1"),
+               ("openai@0.5", "OpenAI-style prefix caching, cached rate 0.5"),
+               ("anthropic", "Anthropic-style breakpoints, read 0.1, write 1.25"))  # fmt: skip
+
+
+def bill_context(bill: dict) -> dict:
+    """The loop's bill per strategy: a table row each, and a chart per price model."""
+    found = bill.get("strategies") or []
+    if not found:
+        return {"bill": bill, "bill_rows": [], "bill_charts": []}
+    n = f"N={bill['transcripts']} transcripts, {bill['calls']} calls"
+    charts_ = [
+        charts.bill_bars(
+            f"Loop bill vs raw, {words} ({n})",
+            [{"label": f["label"], "ratio": f["billed_vs_raw"][model]} for f in found],
+        )
+        for model, words in BILL_CHARTS
+    ]
+    rows = [
+        {
+            "label": f["label"],
+            "tokens": f["tokens_vs_raw"],
+            "billed": [f["billed_vs_raw"][model] for model in bill["models"]],
+            "identifiers": f["identifiers"],
+            "system": f["system_verbatim"],
+            "task": f["first_user_verbatim"],
+        }
+        for f in found
+    ]
+    return {"bill": bill, "bill_rows": rows, "bill_charts": charts_}
 
 
 def _gold_rows(gold: dict | None) -> list[list]:
