@@ -95,7 +95,7 @@ def extract_message(
 ):
     """What one message says (read path) and did (action path). ``memo`` holds the JSON
     texts decoded before (``jsonio.decode_json``): the read keys decode the same
-    tool-call arguments (``compiler.compact.stale``)."""
+    tool-call arguments (``compiler.compact.read_keys``)."""
     found: list[Observation] = []
     if kind is _SPEECH and message.role in SPEAKING_ROLES:
         found = extract_turn(message.content or "", turn, schema)

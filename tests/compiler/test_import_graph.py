@@ -24,7 +24,6 @@ MAX_LINES = 400
 OVER_LIMIT = frozenset(
     {
         "compiler.compact.compact_json",
-        "compiler.compact.stale",
         "compiler.fold",
     }
 )
