@@ -5,7 +5,9 @@ case-only-different value is a reaffirmation and supersedes nothing. A value
 of weaker provenance never overwrites a stronger one (declared > acted >
 inferred): the disagreement is kept as a conflict instead. A pin is lifted
 only by a re-pin; a revoke voids a fact, and inference does not bring it
-back until it is declared again.
+back until it is declared again. An end (a tool call that cancels the value)
+closes that value: the slot clears if it held it, and speech naming the value
+again does not bring it back; only the agent acting on it or declaring it does.
 
 The state after turn k depends only on the state after turn k-1 and the
 observations of turn k (``RegisterFold.apply_turn``), so a caller that has
@@ -98,6 +100,8 @@ class RegisterFold:
         self.conflicts: list[Conflict] = []
         self.refusals: list[Refusal] = []
         self.reaffirmations = 0
+        # per slot, the values a tool call ended (by ``value_key``)
+        self.ended: dict[str, set[str]] = {}
 
     def copy(self) -> RegisterFold:
         return _copy_fold(self)
@@ -112,6 +116,16 @@ class RegisterFold:
         if obs.op is _REVOKE:
             self._revoke(obs)
             return
+        if obs.op is _END:
+            self._end(obs)
+            return
+        ended = self.ended.get(obs.slot)
+        if ended and value_key(obs.value) in ended:
+            if obs.provenance is _INFERRED:
+                refusal = Refusal(obs.slot, obs.turn, ENDED_VALUE, _ENDED_WHY, obs.value)
+                self.refusals.append(refusal)
+                return
+            ended.discard(value_key(obs.value))  # the agent acts on it again, or declares it
         current = self._current(obs.slot)
         if obs.slot in self.revoked and obs.provenance is not _DECLARED:
             # the agent voided the slot: a value said or acted on since does not bring it
@@ -209,6 +223,19 @@ class RegisterFold:
         self.entries[self.live.pop(obs.slot)] = _ended(current, revoked_at=obs.turn)
         self.revoked.add(obs.slot)
 
+    def _end(self, obs: Observation) -> None:
+        """A tool call ended ``obs.value``: it is over, whether or not the slot holds it."""
+        self.ended.setdefault(obs.slot, set()).add(value_key(obs.value))
+        current = self._current(obs.slot)
+        if current is None or value_key(current.value) != value_key(obs.value):
+            return
+        if current.pinned or obs.slot in self.immutable:
+            self.refusals.append(
+                Refusal(obs.slot, obs.turn, "end_refused", "pinned or immutable slot", obs.value)
+            )
+            return
+        self.entries[self.live.pop(obs.slot)] = _ended(current, revoked_at=obs.turn)
+
     def result(self) -> Register:
         live = sorted((self.entries[i] for i in self.live.values()), key=lambda e: e.slot)
         kept, dropped = _cap(live)
@@ -229,11 +256,15 @@ _DATE_CHARS = 30  # longer than any date ``iso_date`` reads ("September 30th, 20
 _YEAR = re.compile(r"\d{4}")  # a date the register compares carries its year
 REVOKED_SLOT = "revoked_slot_not_inferred"  # the kind of refusal for a value said after a revoke
 _REVOKED_WHY = "the slot was revoked; only a declaration sets it again"
+ENDED_VALUE = "ended_value_not_inferred"  # a value said again after a tool call ended it
+_ENDED_WHY = "a tool call ended this value; only acting on it or declaring it sets it again"
 
-_OP_ORDER = {Op.REVOKE: 0, Op.UNSURE: 1, Op.PIN: 2, Op.ASSERT: 3}
+# an end applies last: a cancel outranks a mention of the same value in its own turn
+_OP_ORDER = {Op.REVOKE: 0, Op.UNSURE: 1, Op.PIN: 2, Op.ASSERT: 3, Op.END: 4}
 # Members the fold names once or more per observation, under module names: looking a
 # member up on its enum costs several times reading a global.
-_REVOKE, _PIN, _UNSURE, _DECLARED = Op.REVOKE, Op.PIN, Op.UNSURE, Provenance.DECLARED
+_REVOKE, _PIN, _UNSURE, _END = Op.REVOKE, Op.PIN, Op.UNSURE, Op.END
+_DECLARED, _INFERRED = Provenance.DECLARED, Provenance.INFERRED
 
 
 def _unsure_after(current: Entry, obs: Observation) -> bool:
@@ -289,6 +320,7 @@ def _copy_fold(fold: RegisterFold) -> RegisterFold:
     twin.conflicts = list(fold.conflicts)
     twin.refusals = list(fold.refusals)
     twin.reaffirmations = fold.reaffirmations
+    twin.ended = {slot: set(values) for slot, values in fold.ended.items()}
     return twin
 
 

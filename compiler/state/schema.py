@@ -42,7 +42,7 @@ from compiler.state.prefilter import (
     word_bounded,
     word_char,
 )
-from compiler.state.schema_format import PatternNote, expand_authored
+from compiler.state.schema_format import Effect, PatternNote, action_effect, expand_authored
 
 SCHEMA_DIR = Path(__file__).parent.parent / "schemas"
 MEASUREMENT_SUFFIX = ".measurement.json"
@@ -51,11 +51,17 @@ PATTERN_FLAGS = re.IGNORECASE
 
 @dataclass(frozen=True)
 class ActionMap:
-    """A tool call whose argument sets a slot (the action path)."""
+    """A tool call whose argument names a slot's value (the action path), and what the
+    call does to it (``Effect``)."""
 
     tool: str
     argument: str
-    commits: bool = True
+    effect: Effect = Effect.SETS
+
+    @property
+    def commits(self) -> bool:
+        """Whether the call changes state (sets or ends), as the older ``commits`` said."""
+        return self.effect is not Effect.READS
 
     @cached_property
     def steps(self) -> tuple[tuple[str, int | None], ...]:
@@ -338,10 +344,7 @@ def _action(slot: str, spec: Any) -> ActionMap:
         isinstance(spec.get(k), str) for k in ("tool", "argument")
     ):
         raise SchemaError(f"slot {slot!r}: an action needs 'tool' and 'argument' strings")
-    commits = spec.get("commits", True)
-    if not isinstance(commits, bool):  # "false" would read as true
-        raise SchemaError(f"slot {slot!r}: an action's 'commits' must be true or false")
-    return ActionMap(tool=spec["tool"], argument=spec["argument"], commits=commits)
+    return ActionMap(tool=spec["tool"], argument=spec["argument"], effect=action_effect(slot, spec))
 
 
 def _digest(slots: tuple[Slot, ...], immutable: Any) -> str:
@@ -349,12 +352,18 @@ def _digest(slots: tuple[Slot, ...], immutable: Any) -> str:
         slot.name: {
             "patterns": [p.pattern for p in slot.patterns],
             "contract": slot.contract,
-            "actions": [[a.tool, a.argument, a.commits] for a in slot.actions],
+            "actions": [[a.tool, a.argument, _digested(a.effect)] for a in slot.actions],
         }
         for slot in slots
     }
     blob = json.dumps([body, sorted(immutable)], sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _digested(effect: Effect) -> bool | str:
+    """An effect as the digest writes it: the older ``commits`` flag where it says the
+    same, so a schema written without effects keeps its digest."""
+    return {Effect.SETS: True, Effect.READS: False}.get(effect, effect.value)
 
 
 def schema_summary(name: str) -> dict:
