@@ -2,8 +2,10 @@
 
 Observations are applied in turn order. The last write wins; an equal or
 case-only-different value is a reaffirmation and supersedes nothing. A value
-of weaker provenance never overwrites a stronger one (declared > acted >
-inferred): the disagreement is kept as a conflict instead. A pin is lifted
+of weaker provenance does not overwrite a stronger one (declared > acted >
+inferred): the disagreement is kept as a conflict instead, until the
+conversation has moved on (``moved_on``): then the value both speakers have
+taken up replaces it. A pin is lifted
 only by a re-pin; a revoke voids a fact, and inference does not bring it
 back until it is declared again. An end (a tool call that cancels the value)
 closes that value: the slot clears if it held it, and speech naming the value
@@ -102,17 +104,22 @@ class RegisterFold:
         self.reaffirmations = 0
         # per slot, the values a tool call ended (by ``value_key``)
         self.ended: dict[str, set[str]] = {}
+        # per slot whose live value is stronger than speech: the other values speech has
+        # said since (by ``value_key``), each with its spelling, speakers and turns
+        self.moving: dict[str, dict[str, tuple[str, frozenset[str], tuple[int, ...]]]] = {}
 
     def copy(self) -> RegisterFold:
         return _copy_fold(self)
 
-    def apply_turn(self, observations: list[Observation]) -> None:
+    def apply_turn(self, observations: list[Observation], speaker: str | None = None) -> None:
+        """One turn's observations; ``speaker`` is the role of the turn's author, when known
+        (what speech says counts towards ``moved_on`` only then)."""
         if len(observations) > 1:  # (one needs no ordering)
             observations = sorted(observations, key=lambda o: _OP_ORDER[o.op])
         for observation in observations:
-            self.apply(observation)
+            self.apply(observation, speaker)
 
-    def apply(self, obs: Observation) -> None:
+    def apply(self, obs: Observation, speaker: str | None = None) -> None:
         if obs.op is _REVOKE:
             self._revoke(obs)
             return
@@ -136,6 +143,11 @@ class RegisterFold:
             self._set(current, obs)
             return
         same = current.value == obs.value or value_key(current.value) == value_key(obs.value)
+        if same:
+            self.moving.pop(obs.slot, None)  # the held value said again: nobody moved on
+        elif self._moved_on(current, obs, speaker):
+            self._set(current, obs, self.moving.pop(obs.slot)[value_key(obs.value)][2])
+            return
         if self._blocked(current, obs, same):
             return
         if same:
@@ -146,6 +158,36 @@ class RegisterFold:
     def _current(self, slot: str) -> Entry | None:
         index = self.live.get(slot)
         return None if index is None else self.entries[index]
+
+    def _moved_on(self, current: Entry, obs: Observation, speaker: str | None) -> bool:
+        """Whether speech about another value than the stronger one held shows the
+        conversation has moved on to it: since the held value was last said or acted on,
+        both the user and the assistant have said this other value, each in a turn of their
+        own. Counts ``obs`` towards that; a pinned or immutable slot never moves.
+
+        Example:
+            >>> fold = RegisterFold()
+            >>> fold.apply(Observation("r", "K1", 1, Provenance.ACTED))
+            >>> fold.apply(Observation("r", "K2", 3), "user")
+            >>> [e.value for e in fold.result().active]  # one side's mention: K1 holds
+            ['K1']
+            >>> fold.apply(Observation("r", "K2", 4), "assistant")
+            >>> [(e.value, e.supports) for e in fold.result().active]
+            [('K2', (3, 4))]
+        """
+        if speaker not in _SPEAKERS or obs.op is not _ASSERT or obs.provenance is not _INFERRED:
+            return False
+        if current.pinned or obs.slot in self.immutable:
+            return False
+        if PROVENANCE_RANK[current.provenance] <= PROVENANCE_RANK[_INFERRED]:
+            return False  # speech against speech: the last write wins anyway
+        said = self.moving.setdefault(obs.slot, {})
+        key = value_key(obs.value)
+        value, speakers, turns = said.get(key, (obs.value, frozenset(), ()))
+        if obs.turn not in turns:
+            turns = (*turns, obs.turn)
+        said[key] = (value, speakers | {speaker}, turns)
+        return speakers | {speaker} == _SPEAKERS
 
     def _blocked(self, current: Entry, obs: Observation, same: bool) -> bool:
         """``same``: the values are equal but for case."""
@@ -189,9 +231,12 @@ class RegisterFold:
         )
         self.reaffirmations += 1
 
-    def _set(self, current: Entry | None, obs: Observation) -> None:
+    def _set(self, current: Entry | None, obs: Observation, supports=None) -> None:
+        """``obs`` becomes the slot's value; ``supports``: the turns that said it, when
+        more than its own (``_moved_on``)."""
         if current is not None:
             self.entries[self.live[obs.slot]] = _ended(current, superseded_by=obs.turn)
+        self.moving.pop(obs.slot, None)
         self.revoked.discard(obs.slot)
         self.live[obs.slot] = len(self.entries)
         self.entries.append(
@@ -200,7 +245,7 @@ class RegisterFold:
                 value=obs.value,
                 turn=obs.turn,
                 provenance=obs.provenance,
-                supports=(obs.turn,),
+                supports=supports or (obs.turn,),
                 pinned=obs.op is _PIN or obs.slot in self.immutable,
                 unsure=obs.op is _UNSURE,
                 superseded_by=None,
@@ -221,6 +266,7 @@ class RegisterFold:
             )
             return
         self.entries[self.live.pop(obs.slot)] = _ended(current, revoked_at=obs.turn)
+        self.moving.pop(obs.slot, None)
         self.revoked.add(obs.slot)
 
     def _end(self, obs: Observation) -> None:
@@ -235,6 +281,7 @@ class RegisterFold:
             )
             return
         self.entries[self.live.pop(obs.slot)] = _ended(current, revoked_at=obs.turn)
+        self.moving.pop(obs.slot, None)
 
     def result(self) -> Register:
         live = sorted((self.entries[i] for i in self.live.values()), key=lambda e: e.slot)
@@ -264,7 +311,9 @@ _OP_ORDER = {Op.REVOKE: 0, Op.UNSURE: 1, Op.PIN: 2, Op.ASSERT: 3, Op.END: 4}
 # Members the fold names once or more per observation, under module names: looking a
 # member up on its enum costs several times reading a global.
 _REVOKE, _PIN, _UNSURE, _END = Op.REVOKE, Op.PIN, Op.UNSURE, Op.END
-_DECLARED, _INFERRED = Provenance.DECLARED, Provenance.INFERRED
+_DECLARED, _INFERRED, _ASSERT = Provenance.DECLARED, Provenance.INFERRED, Op.ASSERT
+# who must both have said another value for the conversation to have moved on to it
+_SPEAKERS = frozenset({"user", "assistant"})
 
 
 def _unsure_after(current: Entry, obs: Observation) -> bool:
@@ -321,6 +370,7 @@ def _copy_fold(fold: RegisterFold) -> RegisterFold:
     twin.refusals = list(fold.refusals)
     twin.reaffirmations = fold.reaffirmations
     twin.ended = {slot: set(values) for slot, values in fold.ended.items()}
+    twin.moving = {slot: dict(said) for slot, said in fold.moving.items()}
     return twin
 
 
@@ -337,8 +387,11 @@ def _cap(live: list[Entry]) -> tuple[list[Entry], list[str]]:
     return kept, dropped
 
 
-def register(observations: tuple[Observation, ...], *, immutable=frozenset()) -> Register:
-    """Fold observations (in turn order) into the state register.
+def register(
+    observations: tuple[Observation, ...], *, immutable=frozenset(), speakers=None
+) -> Register:
+    """Fold observations (in turn order) into the state register. ``speakers`` maps a
+    turn to the role that spoke it, where known (``RegisterFold.apply_turn``).
 
     Example:
         >>> from compiler.facts import Observation
@@ -350,13 +403,14 @@ def register(observations: tuple[Observation, ...], *, immutable=frozenset()) ->
     """
     fold = RegisterFold(frozenset(immutable))
     batch: list[Observation] = []
+    said = (speakers or {}).get
     for obs in observations:
         if batch and obs.turn != batch[0].turn:
-            fold.apply_turn(batch)
+            fold.apply_turn(batch, said(batch[0].turn))
             batch = []
         batch.append(obs)
     if batch:
-        fold.apply_turn(batch)
+        fold.apply_turn(batch, said(batch[0].turn))
     return fold.result()
 
 
