@@ -217,7 +217,8 @@ class Fold:
             def speaks_of_safety(turn: int) -> bool:  # (asked only of a turn that would go)
                 return has_safety_signal(clean[turn].text)
 
-            retired = retire(reg, kinds, calling, task, speaks_of_safety)
+            speakers = tuple(message.role for message in clean)
+            retired = retire(reg, kinds, calling, task, speaks_of_safety, speakers)
         gone = frozenset(r.turn for r in retired)
         numbers = self._numbers()
         number = numbers.__getitem__ if numbers is not None else None
