@@ -121,9 +121,11 @@ _AGENTS_OWN = frozenset({Provenance.ACTED, Provenance.DECLARED})
 
 def answered(entry: Entry, turn: int, later: tuple[Entry, ...], speakers) -> bool:
     """Whether what the user's ``turn`` said of ``entry`` (a value no longer live) was
-    answered in kind: the agent acted on the value or declared it, or ended or revoked it,
-    or a later value of the slot was asked for or decided by the user, or acted on or
-    declared by the agent. ``later``: the slot's entries after ``entry``, in order.
+    answered in kind: the agent acted on the value or declared it (then, or after another
+    value came between), or ended or revoked it, or the user asked for or decided on a
+    later value of the slot. The agent acting on another value is no answer: it did
+    something else, and the request may still be waiting. ``later``: the slot's entries
+    after ``entry``, in order.
 
     Example:
         >>> from compiler.facts import Observation
@@ -138,8 +140,9 @@ def answered(entry: Entry, turn: int, later: tuple[Entry, ...], speakers) -> boo
     """
     if entry.revoked_at is not None or entry.provenance in _AGENTS_OWN:
         return True
+    asked = value_key(entry.value)
     for other in later:
-        if other.provenance in _AGENTS_OWN:
+        if other.provenance in _AGENTS_OWN and value_key(other.value) == asked:
             return True
         if any(t > turn and speakers[t] == "user" for t in other.supports):
             return True

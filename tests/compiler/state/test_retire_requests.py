@@ -68,3 +68,9 @@ def test_an_agents_own_passing_mention_is_still_retired_when_superseded():
         *TAIL,
     ]
     assert 1 in retired(messages)
+
+
+def test_a_request_is_kept_when_the_agent_acts_on_another_value_of_the_slot():
+    # the agent booking business elsewhere has not done the downgrade the user asked for
+    report = {"role": "assistant", "content": "Your reservation XYZ789 is in business class."}
+    assert 2 not in retired([*OPENING, report, *_update("business"), *TAIL])
