@@ -122,10 +122,13 @@ _AGENTS_OWN = frozenset({Provenance.ACTED, Provenance.DECLARED})
 def answered(entry: Entry, turn: int, later: tuple[Entry, ...], speakers) -> bool:
     """Whether what the user's ``turn`` said of ``entry`` (a value no longer live) was
     answered in kind: the agent acted on the value or declared it (then, or after another
-    value came between), or ended or revoked it, or the user asked for or decided on a
-    later value of the slot. The agent acting on another value is no answer: it did
-    something else, and the request may still be waiting. ``later``: the slot's entries
-    after ``entry``, in order.
+    value came between), or ended or revoked it, or restated it in fewer or more words
+    ("Rerouted to 900 Pine Avenue, Suite 12" for the user's "900 Pine Avenue, Suite 12,
+    Chicago, IL 60601": ``restates``), or the user asked for or decided on a later value of
+    the slot, or the agent declared one (a declaration is the state it commits to, not a
+    mention). The agent naming or acting on another value is no answer: it did something
+    else, and the request may still be waiting. ``later``: the slot's entries after
+    ``entry``, in order.
 
     Example:
         >>> from compiler.facts import Observation
@@ -142,11 +145,27 @@ def answered(entry: Entry, turn: int, later: tuple[Entry, ...], speakers) -> boo
         return True
     asked = value_key(entry.value)
     for other in later:
-        if other.provenance in _AGENTS_OWN and value_key(other.value) == asked:
+        if other.provenance is Provenance.DECLARED or restates(asked, value_key(other.value)):
             return True
         if any(t > turn and speakers[t] == "user" for t in other.supports):
             return True
     return False
+
+
+def restates(asked: str, said: str) -> bool:
+    """Whether ``said`` is the value ``asked`` (both ``value_key``), or one of them the
+    other cut short where a word ends: the same request confirmed in fewer or more words.
+
+    Example:
+        >>> restates("900 pine avenue, suite 12, chicago", "900 pine avenue, suite 12")
+        True
+        >>> restates("economy", "basic economy"), restates("hat12", "hat123")
+        (False, False)
+    """
+    if asked == said:
+        return True
+    short, long = sorted((asked, said), key=len)
+    return long.startswith(short) and not long[len(short)].isalnum()
 
 
 def _later_entries(register: Register) -> dict[int, tuple[Entry, ...]]:
