@@ -185,7 +185,7 @@ def extract_turn(text: str, turn: int, schema: Schema) -> list[Observation]:
     folded = fold(text)
     observations = []
     corrects = None  # whether the turn holds a correction cue at all (``_corrected``)
-    for slot in schema.slots:
+    for slot in schema.read_slots:
         # ``admits(slot.checks, folded)`` written out: most turns are turned away here, for
         # most slots, and a call per slot and turn cost more than its checks
         for clause in slot.checks:

@@ -192,6 +192,12 @@ class Schema:
         }
         return {tool: pairs for tool, pairs in by_tool.items() if pairs}
 
+    @cached_property
+    def read_slots(self) -> tuple[Slot, ...]:
+        """The slots the read path reads from speech: those with a pattern (a slot may be
+        set by tool calls alone)."""
+        return tuple(slot for slot in self.slots if slot.patterns)
+
     @property
     def slot_names(self) -> tuple[str, ...]:
         return tuple(slot.name for slot in self.slots)
@@ -233,7 +239,7 @@ def load_schema(name_or_path: str | Path | dict | Schema) -> Schema:
     Example:
         >>> schema = load_schema("logistics")
         >>> schema.slot_names
-        ('delivery_address', 'payment_method')
+        ('active_order', 'delivery_address', 'payment_method')
         >>> load_schema({"order_id": [r"order (ORD-\\d+)"]}).slot_names
         ('order_id',)
     """
@@ -372,7 +378,7 @@ def schema_summary(name: str) -> dict:
     Example:
         >>> summary = schema_summary("logistics")
         >>> summary["slots"]
-        ['delivery_address', 'payment_method']
+        ['active_order', 'delivery_address', 'payment_method']
     """
     schema = load_schema(name)
     measurement = schema.measurement

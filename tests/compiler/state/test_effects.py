@@ -116,3 +116,16 @@ def test_a_lookup_of_a_reservation_is_no_action_on_it():
     ]
     telemetry = compile_messages(messages, schema="travel")[1]
     assert telemetry["active_state_slots"] == {}
+
+
+def test_a_retail_order_the_agent_modifies_is_active_until_it_cancels_it():
+    modify = _call("modify_pending_order_payment", order_id="#W4923227", payment_method_id="x")
+    cancel = _call("cancel_pending_order", order_id="#W4923227", reason="no longer needed")
+    answer = {"role": "tool", "tool_call_id": "c", "content": "{}"}
+    after_modify = [modify, {**answer, "tool_call_id": modify["tool_calls"][0]["id"]}]
+    after_cancel = [cancel, {**answer, "tool_call_id": cancel["tool_calls"][0]["id"]}]
+    slots = [
+        compile_messages(messages, schema="logistics")[1]["active_state_slots"]
+        for messages in (after_modify, [*after_modify, *after_cancel])
+    ]
+    assert slots == [{"active_order": "#W4923227"}, {}]
