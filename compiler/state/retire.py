@@ -14,11 +14,13 @@ says something and calls a tool in the same message.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from compiler.facts import Provenance
 from compiler.state.classify import Kind
+from compiler.state.dates import iso_date
 from compiler.state.register import REVOKED_SLOT, Entry, Register, value_key
 
 KEEP_LAST = 2
@@ -117,6 +119,7 @@ def retire(
 
 
 _AGENTS_OWN = frozenset({Provenance.ACTED, Provenance.DECLARED})
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def answered(entry: Entry, turn: int, later: tuple[Entry, ...], speakers) -> bool:
@@ -154,16 +157,23 @@ def answered(entry: Entry, turn: int, later: tuple[Entry, ...], speakers) -> boo
 
 def restates(asked: str, said: str) -> bool:
     """Whether ``said`` is the value ``asked`` (both ``value_key``), or one of them the
-    other cut short where a word ends: the same request confirmed in fewer or more words.
+    other cut short where a word ends: the same request confirmed in fewer or more words;
+    or the same day, one of them written without its year ("May 27" asked, 2024-05-27
+    booked: for retiring a request, the year the agent acted on is the one meant).
 
     Example:
         >>> restates("900 pine avenue, suite 12, chicago", "900 pine avenue, suite 12")
         True
+        >>> restates("may 27", "2024-05-27"), restates("may 27", "2024-05-28")
+        (True, False)
         >>> restates("economy", "basic economy"), restates("hat12", "hat123")
         (False, False)
     """
     if asked == said:
         return True
+    for dated, bare in ((asked, said), (said, asked)):
+        if _ISO_DAY.fullmatch(dated) and iso_date(bare, int(dated[:4])) == dated:
+            return True
     short, long = sorted((asked, said), key=len)
     return long.startswith(short) and not long[len(short)].isalnum()
 

@@ -74,3 +74,19 @@ def test_a_request_is_kept_when_the_agent_acts_on_another_value_of_the_slot():
     # the agent booking business elsewhere has not done the downgrade the user asked for
     report = {"role": "assistant", "content": "Your reservation XYZ789 is in business class."}
     assert 2 not in retired([*OPENING, report, *_update("business"), *TAIL])
+
+
+MAY_27 = {"flight_number": "HAT001", "date": "2024-05-27"}
+
+
+def test_a_day_asked_without_its_year_is_answered_by_the_agent_acting_on_that_day():
+    messages = [
+        {"role": "user", "content": "Hi, I need help with my trips."},
+        {"role": "assistant", "content": "Sure, what would you like to do?"},
+        {"role": "user", "content": "Please move my flight to May 27."},
+        _call("update_reservation_flights", reservation_id="XYZ789", flights=[MAY_27]),
+        {"role": "tool", "tool_call_id": "c", "content": "{}"},
+        {"role": "user", "content": "Great."},
+        *TAIL,
+    ]
+    assert 2 in retired(messages)
