@@ -22,9 +22,11 @@ from compiler.state.prefilter import (
     checking_order,
     fold,
     required_literals,
-    starts_of,
 )
 from compiler.state.schema import Effect, Schema, Slot, path_steps
+from compiler.state.starts import (
+    starts_of,
+)
 
 SPEAKING_ROLES = frozenset({"user", "assistant"})
 # Members named once per message or match, under module names: looking a member up on its

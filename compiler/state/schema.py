@@ -33,16 +33,18 @@ from typing import Any
 
 from compiler.errors import SchemaError
 from compiler.state.prefilter import (
-    TEXT_START,
     Checks,
     checking_order,
-    leading_literals,
     required_literals,
     shared_clauses,
+)
+from compiler.state.schema_format import Effect, PatternNote, action_effect, expand_authored
+from compiler.state.starts import (
+    TEXT_START,
+    leading_literals,
     word_bounded,
     word_char,
 )
-from compiler.state.schema_format import Effect, PatternNote, action_effect, expand_authored
 
 SCHEMA_DIR = Path(__file__).parent.parent / "schemas"
 MEASUREMENT_SUFFIX = ".measurement.json"

@@ -24,11 +24,8 @@ MAX_LINES = 400
 OVER_LIMIT = frozenset(
     {
         "compiler.compact.compact_json",
-        "compiler.compact.safety",
         "compiler.compact.stale",
         "compiler.fold",
-        "compiler.read.formats",
-        "compiler.state.prefilter",
     }
 )
 
