@@ -15,6 +15,7 @@ from compiler.errors import CompilerError, OptionError, SchemaError, TranscriptE
 from compiler.facts import Provenance
 from compiler.layout import (
     MODES,
+    Account,
     Bill,
     Call,
     CharEstimator,
@@ -60,6 +61,7 @@ __version__ = "0.1.0"
 __all__ = [
     "MODES",
     "POLICIES",
+    "Account",
     "Bill",
     "Call",
     "CharEstimator",

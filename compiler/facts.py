@@ -1,10 +1,11 @@
 """The facts the state wings pass between them: what was said or done about a slot.
 
 An ``Observation`` is one value for one slot at one turn; its ``Op`` says whether it
-asserts, pins, revokes or doubts the value, and its ``Provenance`` says how it was known
-(declared by the agent, acted on through a tool call, or inferred from speech). They sit
-apart from the stages that make and consume them (extract, declare, register, retire,
-emit) so that none of those has to import another to name them.
+asserts, pins, revokes or doubts the value, or ends it (a tool call that cancels it), and
+its ``Provenance`` says how it was known (declared by the agent, acted on through a tool
+call, or inferred from speech). They sit apart from the stages that make and consume them
+(extract, declare, register, retire, emit) so that none of those has to import another to
+name them.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ class Op(StrEnum):
     PIN = "pin"
     REVOKE = "revoke"
     UNSURE = "unsure"
+    END = "end"  # the value is over (a cancel): never asserted; the slot clears if it held it
 
 
 class Provenance(StrEnum):

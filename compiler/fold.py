@@ -197,9 +197,9 @@ class Fold:
             inferred = extract_message(message, kind, turn, schema, skip, self.decoded)
         if declared:
             batch = sorted((*inferred, *declared), key=lambda o: PROVENANCE_RANK[o.provenance])
-            self.fold.apply_turn(batch)
+            self.fold.apply_turn(batch, message.role)
         elif inferred:  # in provenance order already: the read path's, then the action path's
-            self.fold.apply_turn(inferred)
+            self.fold.apply_turn(inferred, message.role)
 
     def finish(self, *, remember: bool = True) -> Compilation:
         """The whole-history stages: retire, compact, recall, emit. ``remember``: this
@@ -217,7 +217,8 @@ class Fold:
             def speaks_of_safety(turn: int) -> bool:  # (asked only of a turn that would go)
                 return has_safety_signal(clean[turn].text)
 
-            retired = retire(reg, kinds, calling, task, speaks_of_safety)
+            speakers = tuple(message.role for message in clean)
+            retired = retire(reg, kinds, calling, task, speaks_of_safety, speakers)
         gone = frozenset(r.turn for r in retired)
         numbers = self._numbers()
         number = numbers.__getitem__ if numbers is not None else None

@@ -61,7 +61,7 @@ def shipped_schema(name: str) -> Schema:
 
     Example:
         >>> shipped_schema("logistics").slot_names
-        ('delivery_address', 'payment_method')
+        ('active_order', 'delivery_address', 'payment_method')
     """
     if name not in list_schemas():
         raise SchemaError(f"unknown schema {name!r}; shipped: {', '.join(list_schemas())}")

@@ -178,6 +178,14 @@ CONTEXTGC_UPSTREAM_BASE = env_url("CONTEXTGC_UPSTREAM_BASE", "https://api.openai
 CONTEXTGC_UPSTREAM_MODEL = env_str("CONTEXTGC_UPSTREAM_MODEL", "gpt-4o-mini")
 CONTEXTGC_UPSTREAM_TIMEOUT = env_float("CONTEXTGC_UPSTREAM_TIMEOUT", 60.0, minimum=1.0)
 
+# The captures report page (/labelling/reports/captures/): every capture file in
+# CONTEXTGC_CAPTURES_DIR, replayed by shadow against the corpus they were made over and,
+# where an environment's records score the capture's schema, against the corpora folder's
+# records. Unset corpus: the page lists the captures without their replay.
+CONTEXTGC_CAPTURES_DIR = Path(env_str("CONTEXTGC_CAPTURES_DIR", str(BASE_DIR / "captures")))
+CONTEXTGC_CAPTURES_CORPUS = env_str("CONTEXTGC_CAPTURES_CORPUS")
+CONTEXTGC_CAPTURES_RECORDS = env_str("CONTEXTGC_CAPTURES_RECORDS")
+
 # CORS: only for origins the operator lists, only on the API and the proxy.
 CORS_ALLOWED_ORIGINS = env_list("CONTEXTGC_ALLOWED_ORIGINS")
 CORS_URLS_REGEX = r"^/(api|v1)/"

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import re
 
-from compiler.compact.safety import _CARD, _EMAIL, _ID_NUMBER, _SAFETY, _luhn_valid
+from compiler.compact.safety import (
+    _SAFETY,
+)
+from compiler.compact.safety_numbers import (
+    CARD,
+    EMAIL,
+    ID_NUMBER,
+    luhn_valid,
+)
 
 
 def full_scan(text: str) -> list[tuple[int, int]]:
@@ -17,16 +25,16 @@ def full_scan(text: str) -> list[tuple[int, int]]:
     spans = set()
     for reading in readings:
         spans.update(m.span() for m in _SAFETY.finditer(reading))
-        spans.update(m.span() for m in _EMAIL.finditer(reading))
-        spans.update(card for m in _CARD.finditer(reading) if (card := card_in(m)) is not None)
-        spans.update(m.span() for m in _ID_NUMBER.finditer(reading))
+        spans.update(m.span() for m in EMAIL.finditer(reading))
+        spans.update(card for m in CARD.finditer(reading) if (card := card_in(m)) is not None)
+        spans.update(m.span() for m in ID_NUMBER.finditer(reading))
     return sorted(spans)
 
 
 def card_in(match: re.Match) -> tuple[int, int] | None:
     """The run itself if it passes the check, else its longest stretch of whole groups of
     four digits or more that does (earliest first): every stretch is tried."""
-    if _luhn_valid(match.group()):
+    if luhn_valid(match.group()):
         return match.span()
     tokens = re.split(r"([ -])", match.group())  # digit groups and the marks between them
     found = []
@@ -36,7 +44,7 @@ def card_in(match: re.Match) -> tuple[int, int] | None:
             stretch = "".join(tokens[i : j + 1])
             if len(stretch) == len(match.group()) or min(map(len, groups)) < 4:
                 continue
-            if 13 <= len("".join(groups)) <= 19 and _luhn_valid(stretch):
+            if 13 <= len("".join(groups)) <= 19 and luhn_valid(stretch):
                 start = match.start() + len("".join(tokens[:i]))
                 found.append((-len(stretch), start, start + len(stretch)))
     return min(found)[1:] if found else None

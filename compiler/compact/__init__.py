@@ -10,6 +10,7 @@ from compiler.compact.compact import (
     has_review_checklist,
     omit_review_checklist,
 )
+from compiler.compact.read_keys import next_read_key
 from compiler.compact.repeats import (
     Repeat,
     drop_repeated_status,
@@ -25,7 +26,6 @@ from compiler.compact.stale import (
     elide,
     elide_record,
     fresh_payloads,
-    next_read_key,
     replaced_reads,
 )
 

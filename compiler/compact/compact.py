@@ -57,11 +57,6 @@ from compiler.compact.compact_text import (
 
 # the safety scan lives in compiler.compact.safety; these names are read from here too (tests do)
 from compiler.compact.safety import (  # noqa: F401
-    _CARD,
-    _EMAIL,
-    _SAFETY,
-    _WORDS,
-    _luhn_valid,
     has_safety_signal,
     safety_spans,
 )

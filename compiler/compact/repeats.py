@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from enum import StrEnum
 
+from compiler.compact.read_keys import FILE_VIEW
 from compiler.compact.safety import has_safety_signal
-from compiler.compact.stale import FILE_VIEW
 from compiler.read import canonical_dumps, decode_json, dumps, exact_numbers, json_text, may_be_json
 
 _DECODER = json.JSONDecoder()

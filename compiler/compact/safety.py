@@ -23,7 +23,17 @@ from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from compiler.state import anchored_finditer, ascii_letters, fold, leading_literals
+from compiler.compact.safety_numbers import (
+    ID_NUMBER,
+    SHAPE,
+    as_bytes,
+    card_shaped,
+    cards,
+    emails,
+    holds_other_digit,
+    id_shaped,
+)
+from compiler.state import anchored_finditer, fold, leading_literals
 
 try:  # the parser behind ``re``, to spell out SAFETY_TERMS (``sre_parse`` before 3.11)
     from re import _constants as _c
@@ -99,16 +109,6 @@ _SAFETY = re.compile(
     r"(?<![^\W\d_])(?:" + "|".join(SAFETY_TERMS) + r")(?![^\W\d_])",
     re.IGNORECASE,
 )
-_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]++@[\w-]+(?:\.[\w-]+)+")
-_CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
-_DIGIT_RUN = re.compile(r"\d[\d -]{11,}\d")
-# an SSN, or a telephone number with an area code, standing alone: not inside a longer
-# number, a date (2024-05-12), a version or an identifier (ORD-555-123-4567 is a code)
-_ID_NUMBER = re.compile(
-    r"(?<![\w.+-])(?:\d{3}-\d{2}-\d{4}|(?:\+1[ .-]?)?(?:\(\d{3}\) ?|\d{3}[.-])\d{3}[.-]\d{4})"
-    r"(?![\w-]|\.\d)"
-)
-_OTHER_DIGIT = re.compile(r"[^\x00-\x7f\D]")  # a decimal digit outside ASCII (\d: isdecimal)
 _SAFETY_LEADS = leading_literals(_SAFETY)
 
 
@@ -203,7 +203,7 @@ def _spans(text: str) -> Iterator[tuple[int, int]]:
     # Terms are tried only where a word they can begin with starts (``_term_starts``),
     # card numbers only inside runs of digits, and the other numbers only where their
     # shape is: the same matches as a full scan, at a fraction of the cost.
-    data = _as_bytes(text)
+    data = as_bytes(text)
     if _TERM_WORDS:
         resume = 0
         for start in _term_starts(data.translate(_LETTERS)):
@@ -216,34 +216,19 @@ def _spans(text: str) -> Iterator[tuple[int, int]]:
     else:  # pragma: no cover - a term with no finite spelling: tried where a lead begins
         for match in anchored_finditer(_SAFETY, text, fold(text), _SAFETY_LEADS, _letter):
             yield match.span()
-    for match in _emails(text):
+    for match in emails(text):
         yield match.span()
-    other_digit = _holds_other_digit(text)
-    if other_digit or _card_shaped(data):
-        for match in _cards(text):
+    other_digit = holds_other_digit(text)
+    if other_digit or card_shaped(data):
+        for match in cards(text):
             yield match.span()
-    if other_digit or _id_shaped(data.translate(_SHAPE)):
-        for match in _ID_NUMBER.finditer(text):
+    if other_digit or id_shaped(data.translate(SHAPE)):
+        for match in ID_NUMBER.finditer(text):
             yield match.span()
-
-
-def _as_bytes(text: str) -> bytes:
-    """``text`` as one byte per character, for the checks that run in C: an ASCII text as
-    it is; in any other, the four characters that match an ASCII letter under IGNORECASE
-    written as that letter (``prefilter.ascii_letters``), every other non-ASCII character
-    a ``?``. (``_LETTERS`` lower-cases the letters, so the text is not lower-cased.)
-
-    Example:
-        >>> _as_bytes("ſoy in Café")
-        b'soy in Caf?'
-    """
-    if text.isascii():
-        return text.encode("ascii")
-    return ascii_letters(text).encode("ascii", "replace")
 
 
 def _term_starts(letters: bytes) -> list[int]:
-    r"""Where a term may match in a text whose ``letters`` (``_as_bytes`` mapped through
+    r"""Where a term may match in a text whose ``letters`` (``as_bytes`` mapped through
     ``_LETTERS``) are given, in order: where a word a term can begin with (a one-word
     spelling, or a phrase's first word) stands whole.
 
@@ -278,101 +263,6 @@ def _letter(char: str) -> bool:
     return char.isalnum() and not char.isdecimal()
 
 
-def _may_hold_card(text: str) -> bool:
-    r"""Whether ``text`` has 13 digits in a row once spaces and dashes are taken out, as a
-    card number has. ``\d`` matches every decimal digit: a text whose digits are all ASCII
-    is read as bytes (``_as_bytes``: any other character a ``?``, which is no digit)."""
-    return _holds_other_digit(text) or _card_shaped(_as_bytes(text))
-
-
-def _holds_other_digit(text: str) -> bool:
-    r"""Whether ``text`` holds a decimal digit outside ASCII, which ``\d`` matches too: such
-    a text is searched for numbers whatever its bytes say."""
-    return not text.isascii() and _OTHER_DIGIT.search(text) is not None
-
-
-def _card_shaped(data: bytes) -> bool:
-    # 13 digits in a row once spaces and dashes are taken out, in the text as _as_bytes reads it
-    return _CARD_DIGITS in data.translate(_DIGITS, b" -")
-
-
-def _id_shaped(shape: bytes) -> bool:
-    # every match of _ID_NUMBER holds one of these, its digits read as 0: a whole SSN
-    # (000-00-0000), or the end of a telephone number (000-0000 or 000.0000). A date
-    # (0000-00-00) holds neither, so a payload full of dates is not searched for one (a
-    # search that tries the pattern at every character).
-    return b"000-00-0000" in shape or b"000-000" in shape or b"000.000" in shape
-
-
-def _emails(text: str) -> Iterator[re.Match]:
-    r"""``_EMAIL.finditer(text)``, tried only where an address can start: each match holds
-    one ``@``, and its local part is the whole run of ``[\w.+-]`` before it (the run may
-    not go on before the match, and is taken whole), so that run's start is the one place
-    to try for each ``@``."""
-    resume, at = 0, text.find("@")
-    while at >= 0:
-        start = at
-        while start and _local_char(text[start - 1]):
-            start -= 1
-        if resume <= start < at:
-            match = _EMAIL.match(text, start)
-            if match is not None:
-                yield match
-                resume = match.end()
-        at = text.find("@", at + 1)
-
-
-def _local_char(char: str) -> bool:
-    r"""Whether ``[\w.+-]`` matches ``char``."""
-    return char.isalnum() or char in "_.+-"
-
-
-def _cards(text: str) -> Iterator[re.Match]:
-    """Card numbers: each run of 13-19 digit groups, or where it fails the check, the
-    longest stretch of its whole groups that passes (a card followed by its CVV,
-    ``4111 1111 1111 1111 123``, or preceded by a short code).
-
-    Example:
-        >>> [m.group() for m in _cards("card 4111 1111 1111 1111 123, exp 12/27")]
-        ['4111 1111 1111 1111']
-    """
-    for run in _DIGIT_RUN.finditer(text):
-        for match in _CARD.finditer(text, run.start(), run.end()):
-            if _luhn_valid(match.group()):
-                yield match
-                continue
-            inner = _inner_card(text, match.start(), match.end())
-            if inner is not None:
-                yield inner
-
-
-def _inner_card(text: str, start: int, end: int) -> re.Match | None:
-    """The longest stretch of whole digit groups, each of four digits or more, between
-    ``start`` and ``end`` that is a card number (groups part at a space or a dash)."""
-    cuts = [i for i in range(start, end) if text[i] in " -"]
-    firsts, lasts = [start, *(i + 1 for i in cuts)], [*cuts, end]
-    spans = [(a, b) for a in firsts for b in lasts if a < b and (a, b) != (start, end)]
-    for a, b in sorted(spans, key=lambda span: span[0] - span[1]):  # the longest first
-        if any(len(group) < 4 for group in re.split("[ -]", text[a:b])):
-            continue  # a card is written in groups of four or more
-        match = _CARD.fullmatch(text, a, b)
-        if match is not None and _luhn_valid(match.group()):
-            return match
-    return None
-
-
-def _luhn_valid(number: str) -> bool:
-    """A card number: a card network's first digit (2-6) and a valid Luhn check digit.
-
-    The first digit rules out epoch-millisecond timestamps and most plain counters.
-    """
-    digits = [int(ch) for ch in reversed(number) if ch.isdigit()]
-    if not 2 <= digits[-1] <= 6:
-        return False
-    total = sum(d if i % 2 == 0 else (d * 2 - 9 if d > 4 else d * 2) for i, d in enumerate(digits))
-    return total % 10 == 0
-
-
 # Whether ASCII text carries a signal at all is read from its words rather than from a
 # regex tried at every letter: a term matches on letter boundaries, so it is a whole word
 # (or a phrase of them). Splitting the text into words costs a few C-level passes; the
@@ -383,9 +273,6 @@ _LETTERS = bytes(  # an ASCII letter lower-cased (as _SAFETY sees letters); anyt
     ord(ch.lower()) if ch.isascii() and re.fullmatch(r"[^\W\d_]", ch) else ord(" ")
     for ch in map(chr, range(256))
 )
-_DIGITS = bytes(ord("0") if "0" <= ch <= "9" else ord("1") for ch in map(chr, range(256)))
-_CARD_DIGITS = b"0" * 13  # a card number holds 13 digits at least, with only " " or "-" between
-_SHAPE = bytes(ord("0") if "0" <= ch <= "9" else ord(ch) for ch in map(chr, range(256)))
 
 
 @dataclass(frozen=True)
@@ -460,11 +347,11 @@ def _ascii_signal(text: str, index: _WordIndex) -> bool:
             # the words follow one another: look for what may stand between them
             if first in found and spelled.search(spaced) and _phrase_signal(text, phrase):
                 return True
-    if b"@" in data and next(_emails(text), None) is not None:
+    if b"@" in data and next(emails(text), None) is not None:
         return True
-    if _card_shaped(data) and next(_cards(text), None) is not None:
+    if card_shaped(data) and next(cards(text), None) is not None:
         return True
-    return _id_shaped(data.translate(_SHAPE)) and _ID_NUMBER.search(text) is not None
+    return id_shaped(data.translate(SHAPE)) and ID_NUMBER.search(text) is not None
 
 
 # every word a term match can begin with: a one-word spelling, or a phrase's first word

@@ -12,16 +12,18 @@ from compiler.state.dates import iso_date
 from compiler.state.extract import argument_at, extract_message
 from compiler.state.prefilter import (
     admits,
-    anchored_finditer,
     ascii_letters,
     checking_order,
     fold,
-    leading_literals,
     required_literals,
 )
 from compiler.state.register import Entry, Refusal, Register, RegisterFold
 from compiler.state.retire import Retired, retirement_violations
 from compiler.state.schema import Schema, list_schemas, load_schema, schema_summary
+from compiler.state.starts import (
+    anchored_finditer,
+    leading_literals,
+)
 from compiler.state.statedag import StateDAG
 
 __all__ = [

@@ -22,17 +22,20 @@ from compiler.state.prefilter import (
     checking_order,
     fold,
     required_literals,
+)
+from compiler.state.schema import Effect, Schema, Slot, path_steps
+from compiler.state.starts import (
     starts_of,
 )
-from compiler.state.schema import Schema, Slot, path_steps
 
 SPEAKING_ROLES = frozenset({"user", "assistant"})
 # Members named once per message or match, under module names: looking a member up on its
 # enum costs several times reading a global.
 _SPEECH, _INFERRED, _ACTED, _ASSERT = Kind.SPEECH, Provenance.INFERRED, Provenance.ACTED, Op.ASSERT
+_OP_OF = {Effect.SETS: Op.ASSERT, Effect.ENDS: Op.END}
 
 
-def _observed(slot, value, turn, provenance, start=0, end=0) -> Observation:
+def _observed(slot, value, turn, provenance, start=0, end=0, op=_ASSERT) -> Observation:
     """``Observation(slot, value, turn, provenance, start, end)``, built as ``frozen.build``
     builds: one per match."""
     return build(
@@ -43,7 +46,7 @@ def _observed(slot, value, turn, provenance, start=0, end=0) -> Observation:
         provenance=provenance,
         start=start,
         end=end,
-        op=_ASSERT,
+        op=op,
     )
 
 
@@ -93,13 +96,13 @@ def extract_message(
 ):
     """What one message says (read path) and did (action path). ``memo`` holds the JSON
     texts decoded before (``jsonio.decode_json``): the read keys decode the same
-    tool-call arguments (``compiler.compact.stale``)."""
+    tool-call arguments (``compiler.compact.read_keys``)."""
     found: list[Observation] = []
     if kind is _SPEECH and message.role in SPEAKING_ROLES:
         found = extract_turn(message.content or "", turn, schema)
         if declared:
             found = [o for o in found if o.slot not in declared]
-    # only calls that commit state are read: a lookup's arguments need not even be decoded
+    # only calls that set or end state are read: a lookup's arguments need not even be decoded
     acting = schema.committing_by_tool
     if acting and message.role == "assistant" and message.tool_calls:
         found.extend(extract_actions(message.tool_calls, turn, acting, memo))
@@ -109,16 +112,19 @@ def extract_message(
 def extract_actions(calls, turn: int, acting: dict, memo=None) -> list[Observation]:
     """The action path: arguments of the tool calls the agent made, mapped to slots.
 
-    Only calls whose mapping commits state count; a lookup says what the agent
-    looked at, not what it settled on.
+    Only calls whose mapping sets or ends state count; a lookup says what the agent
+    looked at, not what it settled on. A call that ends a value (a cancel) is an ``END``
+    of it: the agent acted on the value, but to close it, not to hold it.
 
     Example:
         >>> from compiler.read.messages import ToolCall
         >>> from compiler.state.schema import ActionMap
-        >>> acting = {"book": (("cabin_class", ActionMap("book", "cabin")),)}
-        >>> [(o.slot, o.value, o.provenance.value) for o in
-        ...  extract_actions((ToolCall("book", '{"cabin": "business"}'),), 3, acting)]
-        [('cabin_class', 'business', 'acted')]
+        >>> acting = {"book": (("cabin_class", ActionMap("book", "cabin")),),
+        ...           "cancel": (("booking", ActionMap("cancel", "id", Effect.ENDS)),)}
+        >>> calls = (ToolCall("book", '{"cabin": "business"}'), ToolCall("cancel", '{"id": "K1"}'))
+        >>> [(o.slot, o.value, o.provenance.value, o.op.value)
+        ...  for o in extract_actions(calls, 3, acting)]
+        [('cabin_class', 'business', 'acted', 'assert'), ('booking', 'K1', 'acted', 'end')]
     """
     found = []
     for call in calls:
@@ -132,7 +138,7 @@ def extract_actions(calls, turn: int, acting: dict, memo=None) -> list[Observati
             value = _argument_at(arguments, mapping.steps)
             value = clean_value(value) if value is not None else ""
             if value:
-                found.append(_observed(slot, value, turn, _ACTED))
+                found.append(_observed(slot, value, turn, _ACTED, op=_OP_OF[mapping.effect]))
     return found
 
 
@@ -181,7 +187,7 @@ def extract_turn(text: str, turn: int, schema: Schema) -> list[Observation]:
     folded = fold(text)
     observations = []
     corrects = None  # whether the turn holds a correction cue at all (``_corrected``)
-    for slot in schema.slots:
+    for slot in schema.read_slots:
         # ``admits(slot.checks, folded)`` written out: most turns are turned away here, for
         # most slots, and a call per slot and turn cost more than its checks
         for clause in slot.checks:

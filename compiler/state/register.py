@@ -2,10 +2,14 @@
 
 Observations are applied in turn order. The last write wins; an equal or
 case-only-different value is a reaffirmation and supersedes nothing. A value
-of weaker provenance never overwrites a stronger one (declared > acted >
-inferred): the disagreement is kept as a conflict instead. A pin is lifted
+of weaker provenance does not overwrite a stronger one (declared > acted >
+inferred): the disagreement is kept as a conflict instead, until the
+conversation has moved on (``moved_on``): then the value both speakers have
+taken up replaces it. A pin is lifted
 only by a re-pin; a revoke voids a fact, and inference does not bring it
-back until it is declared again.
+back until it is declared again. An end (a tool call that cancels the value)
+closes that value: the slot clears if it held it, and speech naming the value
+again does not bring it back; only the agent acting on it or declaring it does.
 
 The state after turn k depends only on the state after turn k-1 and the
 observations of turn k (``RegisterFold.apply_turn``), so a caller that has
@@ -16,75 +20,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass, field
 from functools import partial
 
 from compiler.facts import PROVENANCE_RANK, Observation, Op, Provenance
 from compiler.frozen import build
 from compiler.state.dates import iso_date
+from compiler.state.entries import MAX_VALUE_CHARS, Conflict, Entry, Refusal, Register
 
 MAX_FACTS = 64
-MAX_VALUE_CHARS = 512
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One value a slot held, from the turn that set it until it was replaced."""
-
-    slot: str
-    value: str
-    turn: int
-    provenance: Provenance
-    supports: tuple[int, ...]
-    superseded_by: int | None = None
-    revoked_at: int | None = None
-    pinned: bool = False
-    unsure: bool = False
-
-    @property
-    def live(self) -> bool:
-        return self.superseded_by is None and self.revoked_at is None
-
-
-@dataclass(frozen=True)
-class Conflict:
-    slot: str
-    kept: Entry
-    refused_value: str
-    refused_turn: int
-    refused_provenance: Provenance
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """A write the register would not apply, and why."""
-
-    slot: str
-    turn: int
-    kind: str
-    reason: str
-    value: str | None = None
-    dropped: bool | None = None
-
-
-@dataclass(frozen=True)
-class Register:
-    """The folded state: every entry ever set, and what is live now."""
-
-    history: tuple[Entry, ...]
-    active: tuple[Entry, ...]
-    dropped_over_limit: tuple[str, ...] = ()
-    truncated_values: tuple[str, ...] = ()
-    conflicts: tuple[Conflict, ...] = ()
-    refusals: tuple[Refusal, ...] = ()
-    reaffirmations: int = 0
-    revoked: tuple[str, ...] = field(default=())
-
-    def shown_value(self, entry: Entry) -> str:
-        """The value as the model receives it: capped at 512 characters."""
-        if len(entry.value) <= MAX_VALUE_CHARS:
-            return entry.value
-        return entry.value[: MAX_VALUE_CHARS - 1] + "…"
 
 
 class RegisterFold:
@@ -98,20 +41,37 @@ class RegisterFold:
         self.conflicts: list[Conflict] = []
         self.refusals: list[Refusal] = []
         self.reaffirmations = 0
+        # per slot, the values a tool call ended (by ``value_key``)
+        self.ended: dict[str, set[str]] = {}
+        # per slot whose live value is stronger than speech: the other values speech has
+        # said since (by ``value_key``), each with its spelling, speakers and turns
+        self.moving: dict[str, dict[str, tuple[str, frozenset[str], tuple[int, ...]]]] = {}
 
     def copy(self) -> RegisterFold:
         return _copy_fold(self)
 
-    def apply_turn(self, observations: list[Observation]) -> None:
+    def apply_turn(self, observations: list[Observation], speaker: str | None = None) -> None:
+        """One turn's observations; ``speaker`` is the role of the turn's author, when known
+        (what speech says counts towards ``moved_on`` only then)."""
         if len(observations) > 1:  # (one needs no ordering)
             observations = sorted(observations, key=lambda o: _OP_ORDER[o.op])
         for observation in observations:
-            self.apply(observation)
+            self.apply(observation, speaker)
 
-    def apply(self, obs: Observation) -> None:
+    def apply(self, obs: Observation, speaker: str | None = None) -> None:
         if obs.op is _REVOKE:
             self._revoke(obs)
             return
+        if obs.op is _END:
+            self._end(obs)
+            return
+        ended = self.ended.get(obs.slot)
+        if ended and value_key(obs.value) in ended:
+            if obs.provenance is _INFERRED:
+                refusal = Refusal(obs.slot, obs.turn, ENDED_VALUE, _ENDED_WHY, obs.value)
+                self.refusals.append(refusal)
+                return
+            ended.discard(value_key(obs.value))  # the agent acts on it again, or declares it
         current = self._current(obs.slot)
         if obs.slot in self.revoked and obs.provenance is not _DECLARED:
             # the agent voided the slot: a value said or acted on since does not bring it
@@ -122,6 +82,11 @@ class RegisterFold:
             self._set(current, obs)
             return
         same = current.value == obs.value or value_key(current.value) == value_key(obs.value)
+        if same:
+            self.moving.pop(obs.slot, None)  # the held value said again: nobody moved on
+        elif self._moved_on(current, obs, speaker):
+            self._set(current, obs, self.moving.pop(obs.slot)[value_key(obs.value)][2])
+            return
         if self._blocked(current, obs, same):
             return
         if same:
@@ -132,6 +97,36 @@ class RegisterFold:
     def _current(self, slot: str) -> Entry | None:
         index = self.live.get(slot)
         return None if index is None else self.entries[index]
+
+    def _moved_on(self, current: Entry, obs: Observation, speaker: str | None) -> bool:
+        """Whether speech about another value than the stronger one held shows the
+        conversation has moved on to it: since the held value was last said or acted on,
+        both the user and the assistant have said this other value, each in a turn of their
+        own. Counts ``obs`` towards that; a pinned or immutable slot never moves.
+
+        Example:
+            >>> fold = RegisterFold()
+            >>> fold.apply(Observation("r", "K1", 1, Provenance.ACTED))
+            >>> fold.apply(Observation("r", "K2", 3), "user")
+            >>> [e.value for e in fold.result().active]  # one side's mention: K1 holds
+            ['K1']
+            >>> fold.apply(Observation("r", "K2", 4), "assistant")
+            >>> [(e.value, e.supports) for e in fold.result().active]
+            [('K2', (3, 4))]
+        """
+        if speaker not in _SPEAKERS or obs.op is not _ASSERT or obs.provenance is not _INFERRED:
+            return False
+        if current.pinned or obs.slot in self.immutable:
+            return False
+        if PROVENANCE_RANK[current.provenance] <= PROVENANCE_RANK[_INFERRED]:
+            return False  # speech against speech: the last write wins anyway
+        said = self.moving.setdefault(obs.slot, {})
+        key = value_key(obs.value)
+        value, speakers, turns = said.get(key, (obs.value, frozenset(), ()))
+        if obs.turn not in turns:
+            turns = (*turns, obs.turn)
+        said[key] = (value, speakers | {speaker}, turns)
+        return speakers | {speaker} == _SPEAKERS
 
     def _blocked(self, current: Entry, obs: Observation, same: bool) -> bool:
         """``same``: the values are equal but for case."""
@@ -175,9 +170,12 @@ class RegisterFold:
         )
         self.reaffirmations += 1
 
-    def _set(self, current: Entry | None, obs: Observation) -> None:
+    def _set(self, current: Entry | None, obs: Observation, supports=None) -> None:
+        """``obs`` becomes the slot's value; ``supports``: the turns that said it, when
+        more than its own (``_moved_on``)."""
         if current is not None:
             self.entries[self.live[obs.slot]] = _ended(current, superseded_by=obs.turn)
+        self.moving.pop(obs.slot, None)
         self.revoked.discard(obs.slot)
         self.live[obs.slot] = len(self.entries)
         self.entries.append(
@@ -186,7 +184,7 @@ class RegisterFold:
                 value=obs.value,
                 turn=obs.turn,
                 provenance=obs.provenance,
-                supports=(obs.turn,),
+                supports=supports or (obs.turn,),
                 pinned=obs.op is _PIN or obs.slot in self.immutable,
                 unsure=obs.op is _UNSURE,
                 superseded_by=None,
@@ -207,7 +205,22 @@ class RegisterFold:
             )
             return
         self.entries[self.live.pop(obs.slot)] = _ended(current, revoked_at=obs.turn)
+        self.moving.pop(obs.slot, None)
         self.revoked.add(obs.slot)
+
+    def _end(self, obs: Observation) -> None:
+        """A tool call ended ``obs.value``: it is over, whether or not the slot holds it."""
+        self.ended.setdefault(obs.slot, set()).add(value_key(obs.value))
+        current = self._current(obs.slot)
+        if current is None or value_key(current.value) != value_key(obs.value):
+            return
+        if current.pinned or obs.slot in self.immutable:
+            self.refusals.append(
+                Refusal(obs.slot, obs.turn, "end_refused", "pinned or immutable slot", obs.value)
+            )
+            return
+        self.entries[self.live.pop(obs.slot)] = _ended(current, revoked_at=obs.turn)
+        self.moving.pop(obs.slot, None)
 
     def result(self) -> Register:
         live = sorted((self.entries[i] for i in self.live.values()), key=lambda e: e.slot)
@@ -229,11 +242,17 @@ _DATE_CHARS = 30  # longer than any date ``iso_date`` reads ("September 30th, 20
 _YEAR = re.compile(r"\d{4}")  # a date the register compares carries its year
 REVOKED_SLOT = "revoked_slot_not_inferred"  # the kind of refusal for a value said after a revoke
 _REVOKED_WHY = "the slot was revoked; only a declaration sets it again"
+ENDED_VALUE = "ended_value_not_inferred"  # a value said again after a tool call ended it
+_ENDED_WHY = "a tool call ended this value; only acting on it or declaring it sets it again"
 
-_OP_ORDER = {Op.REVOKE: 0, Op.UNSURE: 1, Op.PIN: 2, Op.ASSERT: 3}
+# an end applies last: a cancel outranks a mention of the same value in its own turn
+_OP_ORDER = {Op.REVOKE: 0, Op.UNSURE: 1, Op.PIN: 2, Op.ASSERT: 3, Op.END: 4}
 # Members the fold names once or more per observation, under module names: looking a
 # member up on its enum costs several times reading a global.
-_REVOKE, _PIN, _UNSURE, _DECLARED = Op.REVOKE, Op.PIN, Op.UNSURE, Provenance.DECLARED
+_REVOKE, _PIN, _UNSURE, _END = Op.REVOKE, Op.PIN, Op.UNSURE, Op.END
+_DECLARED, _INFERRED, _ASSERT = Provenance.DECLARED, Provenance.INFERRED, Op.ASSERT
+# who must both have said another value for the conversation to have moved on to it
+_SPEAKERS = frozenset({"user", "assistant"})
 
 
 def _unsure_after(current: Entry, obs: Observation) -> bool:
@@ -289,6 +308,8 @@ def _copy_fold(fold: RegisterFold) -> RegisterFold:
     twin.conflicts = list(fold.conflicts)
     twin.refusals = list(fold.refusals)
     twin.reaffirmations = fold.reaffirmations
+    twin.ended = {slot: set(values) for slot, values in fold.ended.items()}
+    twin.moving = {slot: dict(said) for slot, said in fold.moving.items()}
     return twin
 
 
@@ -305,8 +326,11 @@ def _cap(live: list[Entry]) -> tuple[list[Entry], list[str]]:
     return kept, dropped
 
 
-def register(observations: tuple[Observation, ...], *, immutable=frozenset()) -> Register:
-    """Fold observations (in turn order) into the state register.
+def register(
+    observations: tuple[Observation, ...], *, immutable=frozenset(), speakers=None
+) -> Register:
+    """Fold observations (in turn order) into the state register. ``speakers`` maps a
+    turn to the role that spoke it, where known (``RegisterFold.apply_turn``).
 
     Example:
         >>> from compiler.facts import Observation
@@ -318,13 +342,14 @@ def register(observations: tuple[Observation, ...], *, immutable=frozenset()) ->
     """
     fold = RegisterFold(frozenset(immutable))
     batch: list[Observation] = []
+    said = (speakers or {}).get
     for obs in observations:
         if batch and obs.turn != batch[0].turn:
-            fold.apply_turn(batch)
+            fold.apply_turn(batch, said(batch[0].turn))
             batch = []
         batch.append(obs)
     if batch:
-        fold.apply_turn(batch)
+        fold.apply_turn(batch, said(batch[0].turn))
     return fold.result()
 
 

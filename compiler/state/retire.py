@@ -1,7 +1,11 @@
 """Which turns can go.
 
 A turn is retired when every fact it carries has been superseded (or
-revoked) and it is not a support of any live fact. The last two turns are
+revoked) and it is not a support of any live fact. A user's turn asks for
+something, so it needs more: each of its facts must have been answered in kind
+(``answered``), by a later request or decision of the user's for the slot, or by
+the agent acting on it or declaring it; an assistant merely saying another value
+(another reservation's cabin, in passing) leaves the request standing. The last two turns are
 never retired: they are the exchange the model is about to continue. Turns
 that take part in a tool call (the call and its result) stay, so a
 ``tool_call_id`` never loses its partner: that includes an assistant turn that
@@ -10,11 +14,13 @@ says something and calls a tool in the same message.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from compiler.facts import Provenance
 from compiler.state.classify import Kind
+from compiler.state.dates import iso_date
 from compiler.state.register import REVOKED_SLOT, Entry, Register, value_key
 
 KEEP_LAST = 2
@@ -56,6 +62,7 @@ def retire(
     calling: frozenset[int] = frozenset(),
     task: int | None = None,
     keeps: Callable[[int], bool] | None = None,
+    speakers: tuple[str, ...] | None = None,
 ) -> tuple[Retired, ...]:
     """Turns whose every fact is dead and which support nothing live; ``calling``
     holds the turns that carry tool calls, whatever else they say, and ``task`` is the
@@ -64,6 +71,8 @@ def retire(
     flight from New York to Seattle on May 20th" is not only a date). Nor is a turn
     ``keeps`` names, asked only of a turn that would otherwise go: one that carries a
     safety signal ("my son has a severe peanut allergy") besides its superseded address.
+    ``speakers`` holds each turn's role, where known: a user's turn then goes only when
+    each of its facts was ``answered`` in kind.
 
     Example:
         >>> from compiler.facts import Observation
@@ -82,6 +91,7 @@ def retire(
         for turn in entry.supports:
             carried.setdefault(turn, []).append(entry)
     disputed = disputed_turns(register) | hedged_turns(register)
+    after = _later_entries(register) if speakers is not None else {}
     last_kept = len(kinds) - KEEP_LAST
     retired = []
     for turn in sorted(carried):
@@ -92,6 +102,9 @@ def retire(
             continue
         if any(entry.live for entry in entries) or (keeps is not None and keeps(turn)):
             continue
+        asked = speakers is not None and speakers[turn] == "user"
+        if asked and not all(answered(e, turn, after[id(e)], speakers) for e in entries):
+            continue  # a request still standing
         superseded = tuple(
             sorted(
                 {
@@ -103,6 +116,78 @@ def retire(
         revoked = frozenset(e.slot for e in entries if e.superseded_by is None)
         retired.append(Retired(turn, superseded, revoked))
     return tuple(retired)
+
+
+_AGENTS_OWN = frozenset({Provenance.ACTED, Provenance.DECLARED})
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def answered(entry: Entry, turn: int, later: tuple[Entry, ...], speakers) -> bool:
+    """Whether what the user's ``turn`` said of ``entry`` (a value no longer live) was
+    answered in kind: the agent acted on the value or declared it (then, or after another
+    value came between), or ended or revoked it, or restated it in fewer or more words
+    ("Rerouted to 900 Pine Avenue, Suite 12" for the user's "900 Pine Avenue, Suite 12,
+    Chicago, IL 60601": ``restates``), or the user asked for or decided on a later value of
+    the slot, or the agent declared one (a declaration is the state it commits to, not a
+    mention). The agent naming or acting on another value is no answer: it did something
+    else, and the request may still be waiting. ``later``: the slot's entries after
+    ``entry``, in order.
+
+    Example:
+        >>> from compiler.facts import Observation
+        >>> from compiler.state.register import register
+        >>> asked = Observation("cabin", "economy", 1)  # "downgrade us to economy"
+        >>> reported = Observation("cabin", "business", 2)  # another booking's cabin
+        >>> first, second = register((asked, reported)).history
+        >>> answered(first, 1, (second,), ("user", "user", "assistant"))
+        False
+        >>> answered(first, 1, (second,), ("user", "user", "user"))  # the user changed it
+        True
+    """
+    if entry.revoked_at is not None or entry.provenance in _AGENTS_OWN:
+        return True
+    asked = value_key(entry.value)
+    for other in later:
+        if other.provenance is Provenance.DECLARED or restates(asked, value_key(other.value)):
+            return True
+        if any(t > turn and speakers[t] == "user" for t in other.supports):
+            return True
+    return False
+
+
+def restates(asked: str, said: str) -> bool:
+    """Whether ``said`` is the value ``asked`` (both ``value_key``), or one of them the
+    other cut short where a word ends: the same request confirmed in fewer or more words;
+    or the same day, one of them written without its year ("May 27" asked, 2024-05-27
+    booked: for retiring a request, the year the agent acted on is the one meant).
+
+    Example:
+        >>> restates("900 pine avenue, suite 12, chicago", "900 pine avenue, suite 12")
+        True
+        >>> restates("may 27", "2024-05-27"), restates("may 27", "2024-05-28")
+        (True, False)
+        >>> restates("economy", "basic economy"), restates("hat12", "hat123")
+        (False, False)
+    """
+    if asked == said:
+        return True
+    for dated, bare in ((asked, said), (said, asked)):
+        if _ISO_DAY.fullmatch(dated) and iso_date(bare, int(dated[:4])) == dated:
+            return True
+    short, long = sorted((asked, said), key=len)
+    return long.startswith(short) and not long[len(short)].isalnum()
+
+
+def _later_entries(register: Register) -> dict[int, tuple[Entry, ...]]:
+    """Per entry of the history (by ``id``), the entries of its slot set after it."""
+    chains: dict[str, list[Entry]] = {}
+    for entry in register.history:
+        chains.setdefault(entry.slot, []).append(entry)
+    return {
+        id(entry): tuple(chain[index + 1 :])
+        for chain in chains.values()
+        for index, entry in enumerate(chain)
+    }
 
 
 def disputed_turns(register: Register) -> frozenset[int]:

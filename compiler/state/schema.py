@@ -33,16 +33,18 @@ from typing import Any
 
 from compiler.errors import SchemaError
 from compiler.state.prefilter import (
-    TEXT_START,
     Checks,
     checking_order,
-    leading_literals,
     required_literals,
     shared_clauses,
+)
+from compiler.state.schema_format import Effect, PatternNote, action_effect, expand_authored
+from compiler.state.starts import (
+    TEXT_START,
+    leading_literals,
     word_bounded,
     word_char,
 )
-from compiler.state.schema_format import PatternNote, expand_authored
 
 SCHEMA_DIR = Path(__file__).parent.parent / "schemas"
 MEASUREMENT_SUFFIX = ".measurement.json"
@@ -51,11 +53,17 @@ PATTERN_FLAGS = re.IGNORECASE
 
 @dataclass(frozen=True)
 class ActionMap:
-    """A tool call whose argument sets a slot (the action path)."""
+    """A tool call whose argument names a slot's value (the action path), and what the
+    call does to it (``Effect``)."""
 
     tool: str
     argument: str
-    commits: bool = True
+    effect: Effect = Effect.SETS
+
+    @property
+    def commits(self) -> bool:
+        """Whether the call changes state (sets or ends), as the older ``commits`` said."""
+        return self.effect is not Effect.READS
 
     @cached_property
     def steps(self) -> tuple[tuple[str, int | None], ...]:
@@ -186,6 +194,12 @@ class Schema:
         }
         return {tool: pairs for tool, pairs in by_tool.items() if pairs}
 
+    @cached_property
+    def read_slots(self) -> tuple[Slot, ...]:
+        """The slots the read path reads from speech: those with a pattern (a slot may be
+        set by tool calls alone)."""
+        return tuple(slot for slot in self.slots if slot.patterns)
+
     @property
     def slot_names(self) -> tuple[str, ...]:
         return tuple(slot.name for slot in self.slots)
@@ -227,7 +241,7 @@ def load_schema(name_or_path: str | Path | dict | Schema) -> Schema:
     Example:
         >>> schema = load_schema("logistics")
         >>> schema.slot_names
-        ('delivery_address', 'payment_method')
+        ('active_order', 'delivery_address', 'payment_method')
         >>> load_schema({"order_id": [r"order (ORD-\\d+)"]}).slot_names
         ('order_id',)
     """
@@ -338,10 +352,7 @@ def _action(slot: str, spec: Any) -> ActionMap:
         isinstance(spec.get(k), str) for k in ("tool", "argument")
     ):
         raise SchemaError(f"slot {slot!r}: an action needs 'tool' and 'argument' strings")
-    commits = spec.get("commits", True)
-    if not isinstance(commits, bool):  # "false" would read as true
-        raise SchemaError(f"slot {slot!r}: an action's 'commits' must be true or false")
-    return ActionMap(tool=spec["tool"], argument=spec["argument"], commits=commits)
+    return ActionMap(tool=spec["tool"], argument=spec["argument"], effect=action_effect(slot, spec))
 
 
 def _digest(slots: tuple[Slot, ...], immutable: Any) -> str:
@@ -349,12 +360,18 @@ def _digest(slots: tuple[Slot, ...], immutable: Any) -> str:
         slot.name: {
             "patterns": [p.pattern for p in slot.patterns],
             "contract": slot.contract,
-            "actions": [[a.tool, a.argument, a.commits] for a in slot.actions],
+            "actions": [[a.tool, a.argument, _digested(a.effect)] for a in slot.actions],
         }
         for slot in slots
     }
     blob = json.dumps([body, sorted(immutable)], sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _digested(effect: Effect) -> bool | str:
+    """An effect as the digest writes it: the older ``commits`` flag where it says the
+    same, so a schema written without effects keeps its digest."""
+    return {Effect.SETS: True, Effect.READS: False}.get(effect, effect.value)
 
 
 def schema_summary(name: str) -> dict:
@@ -363,7 +380,7 @@ def schema_summary(name: str) -> dict:
     Example:
         >>> summary = schema_summary("logistics")
         >>> summary["slots"]
-        ['delivery_address', 'payment_method']
+        ['active_order', 'delivery_address', 'payment_method']
     """
     schema = load_schema(name)
     measurement = schema.measurement

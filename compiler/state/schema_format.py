@@ -35,11 +35,57 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
 from compiler.errors import SchemaError
 
+
+class Effect(StrEnum):
+    """What a tool call does to the slot its argument names.
+
+    ``sets``: the value is asserted, as the agent's act (book, update). ``ends``: the
+    value is over (cancel, delete): it is never asserted, and if it is the slot's current
+    value the slot is cleared. ``reads``: the call only looks (get, search, list); it is no
+    action on the slot, and nothing is read from it.
+    """
+
+    SETS = "sets"
+    ENDS = "ends"
+    READS = "reads"
+
+
+def action_effect(slot: str, spec: dict) -> Effect:
+    """The effect an action mapping declares: its ``effect``, or, in the older form, its
+    ``commits`` (true: sets, false: reads); sets when it says neither.
+
+    Example:
+        >>> action_effect("a", {"tool": "cancel", "argument": "id", "effect": "ends"})
+        <Effect.ENDS: 'ends'>
+        >>> action_effect("a", {"tool": "get", "argument": "id", "commits": False})
+        <Effect.READS: 'reads'>
+        >>> action_effect("a", {"tool": "drop", "argument": "id", "effect": "deletes"})
+        ... # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        compiler.errors.SchemaError: slot 'a', tool 'drop': unknown effect 'deletes'; ...
+    """
+    where = f"slot {slot!r}, tool {spec.get('tool')!r}"
+    if "effect" in spec:
+        if "commits" in spec:
+            raise SchemaError(f"{where}: give 'effect' or the older 'commits', not both")
+        effect = spec["effect"]
+        if effect not in _EFFECTS:
+            known = ", ".join(e.value for e in Effect)
+            raise SchemaError(f"{where}: unknown effect {effect!r}; an effect is one of {known}")
+        return Effect(effect)
+    commits = spec.get("commits", True)
+    if not isinstance(commits, bool):  # "false" would read as true
+        raise SchemaError(f"slot {slot!r}: an action's 'commits' must be true or false")
+    return Effect.SETS if commits else Effect.READS
+
+
+_EFFECTS = frozenset(e.value for e in Effect)
 FRAGMENT_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 PATTERN_KEYS = frozenset({"regex", "reason", "matches", "rejects"})
 

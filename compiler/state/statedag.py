@@ -98,6 +98,6 @@ def _slot_data(slot: Slot) -> dict:
         "patterns": [p.pattern for p in slot.patterns],
         "contract": slot.contract,
         "actions": [
-            {"tool": a.tool, "argument": a.argument, "commits": a.commits} for a in slot.actions
+            {"tool": a.tool, "argument": a.argument, "effect": a.effect.value} for a in slot.actions
         ],
     }

@@ -55,7 +55,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compiler import compile_messages, formats_many, load_schema, message_to_dict, parse_declaration
+from compiler import (
+    CompilerError,
+    compile_messages,
+    formats_many,
+    load_schema,
+    message_to_dict,
+    parse_declaration,
+)
 from labelling.bench.chat_client import Endpoint, EndpointError
 
 FORMAT = 2
@@ -499,10 +506,14 @@ class Capture:
 def load_capture(path: Path) -> Capture:
     """Read a capture file of format 2 or of the seed library's format 1."""
     data = _read_json(path)
-    if data.get("format") == FORMAT:
-        return _format_2(path.name, data)
-    if data.get("version") == 1 and isinstance(data.get("turns"), list):
-        return _format_1(path.name, data)
+    try:
+        if data.get("format") == FORMAT:
+            return _format_2(path.name, data)
+        if data.get("version") == 1 and isinstance(data.get("turns"), list):
+            return _format_1(path.name, data)
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        # a turn or transcript entry without the fields its format gives every one
+        raise CaptureError(f"{path}: a damaged capture ({type(error).__name__}: {error})") from None
     raise CaptureError(f'{path}: unknown capture format (expected "format": {FORMAT})')
 
 
@@ -551,13 +562,21 @@ def _format_1(name: str, data: dict) -> Capture:
 # -- what a capture declared, and whether it may be used ---------------------------------
 
 
+def schema_of(capture: Capture):
+    """The schema ``capture`` was made with; ``CaptureError`` if it cannot be loaded here."""
+    try:
+        return load_schema(capture.schema)
+    except CompilerError as error:
+        raise CaptureError(f"{capture.name}: its schema cannot be loaded ({error})") from None
+
+
 def key_figures(capture: Capture) -> dict:
     """Blocks, malformed blocks and declared keys in and off the capture's schema.
 
     ``in_schema`` is None when the capture names no schema: the ratio is unknown then,
     never guessed.
     """
-    slots = set(load_schema(capture.schema).slot_names) if capture.schema else None
+    slots = set(schema_of(capture).slot_names) if capture.schema else None
     figures = {"turns": len(capture.turns), "turns_with_block": 0, "blocks": 0, "malformed": 0}
     keys: list[str] = []
     for turn in capture.turns:

@@ -36,7 +36,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiler import compile_messages, load_schema, message_to_dict, satisfies
+from compiler import compile_messages, message_to_dict, satisfies
 from labelling.bench import records as scoring
 from labelling.bench import records_db
 from labelling.bench.capture import (
@@ -48,6 +48,7 @@ from labelling.bench.capture import (
     declared_values,
     key_figures,
     load_capture,
+    schema_of,
     transcript_digest,
     verify,
 )
@@ -77,10 +78,13 @@ def aligned(capture: Capture, corpus_text: str) -> dict[str, tuple]:
         elif digest and transcript_digest(corpus[ident]) != digest:
             problems.append(f"transcript {ident!r} has other messages than when captured")
     for turn in capture.turns:
+        if turn.transcript not in capture.transcripts:
+            problems.append(f"{turn.transcript} turn {turn.index}: a transcript it does not list")
+            continue
         messages = corpus.get(turn.transcript)
         if messages is None:
             continue
-        if turn.index >= len(messages) or messages[turn.index].role != "assistant":
+        if not 0 <= turn.index < len(messages) or messages[turn.index].role != "assistant":
             problems.append(f"{turn.transcript} turn {turn.index} is not an assistant turn here")
     if not capture.turns:
         problems.append("the capture holds no turn")
@@ -99,7 +103,7 @@ def shadow(capture: Capture, corpus_text: str, records: Records | None = None) -
     """Every figure of one capture's replay against its corpus, JSON-ready."""
     if not capture.schema:
         raise ShadowRefused(f"{capture.name} names no schema: nothing to replay it against")
-    schema = load_schema(capture.schema)
+    schema = schema_of(capture)
     transcripts = aligned(capture, corpus_text)
     slots = set(schema.slot_names)
     by_transcript: dict[str, list] = {ident: [] for ident in transcripts}
@@ -230,7 +234,10 @@ def score_records(transcripts, by_transcript, schema, records: Records) -> dict:
             f"the {domain.name} records score the {domain.schema} schema, "
             f"and this capture was made with {schema.name}"
         )
-    db = records_db.load_database(records.corpora, domain)
+    try:
+        db = records_db.load_database(records.corpora, domain)
+    except (OSError, ValueError) as error:
+        raise ShadowRefused(f"the {domain.name} records cannot be read ({error})") from None
     counts = Counter({b.value: 0 for b in records_db.BUCKETS})
     contradicted = []
     for ident, messages in transcripts.items():
@@ -254,51 +261,76 @@ class _Declared:
     turn: int
 
 
-def captures_summary(folder: Path, corpus: Path | None = None) -> list[dict]:
+def records_for(schema: str | None, corpora: Path | None) -> tuple[Records | None, str]:
+    """The records that score a capture made with ``schema``, or why there are none.
+
+    Example:
+        >>> records_for("coding", Path("corpora"))
+        (None, 'no environment has records for the coding schema')
+    """
+    if corpora is None:
+        return None, "no records folder given"
+    domain = next((d for d in records_db.DOMAINS.values() if d.schema == schema), None)
+    if domain is None:
+        return None, f"no environment has records for the {schema} schema"
+    missing = [relative for _, relative in domain.database if not (corpora / relative).is_file()]
+    if missing:
+        return None, f"{corpora} has no {', '.join(missing)}"
+    return Records(corpora, domain.name), ""
+
+
+def captures_summary(
+    folder: Path, corpus: Path | None = None, records: Path | None = None
+) -> list[dict]:
     """One row per capture file in ``folder``, for a page listing them (sorted by name).
 
     A file that is not a capture is listed with its ``error`` rather than left out. With
     ``corpus`` (the file the captures were made over), each row also holds its ``shadow``
-    figures, or ``shadow_refused`` saying why there are none.
+    figures, or ``shadow_refused`` saying why there are none. With ``records`` (a corpora
+    folder with ``<domain>/db/``), a capture whose schema an environment's records score
+    has its declared values scored too; ``records_note`` says why one has none.
     """
     text = Path(corpus).read_text(encoding="utf-8") if corpus is not None else None
-    rows = []
-    for path in sorted(Path(folder).glob("*.json")):
-        try:
-            capture = load_capture(path)
-        except CaptureError as error:
-            rows.append({"name": path.name, "error": str(error)})
-            continue
+    return [_summary_row(path, text, records) for path in sorted(Path(folder).glob("*.json"))]
+
+
+def _summary_row(path: Path, text: str | None, corpora: Path | None) -> dict:
+    try:
+        capture = load_capture(path)
         figures = key_figures(capture)
-        declared, in_schema = figures["declared"], figures["in_schema"]
-        rows.append(
-            {
-                "name": path.name,
-                "format": capture.format,
-                "model": capture.model,
-                "endpoints": list(capture.endpoints),
-                "schema": capture.schema,
-                "transcripts": len(capture.transcripts),
-                "turns": len(capture.turns),
-                "planned": capture.planned,
-                **{k: figures[k] for k in ("turns_with_block", "blocks", "malformed")},
-                "declared": declared,
-                "in_schema": in_schema,
-                "in_schema_share": (
-                    round(in_schema / declared, 3) if declared and in_schema is not None else None
-                ),
-                "off_schema_keys": figures["off_schema_keys"],
-                "bill": capture.raw.get("bill"),
-                "usage": capture.raw.get("usage"),
-                "refused": verify(capture),
-            }
-        )
-        if text is not None:
-            try:
-                rows[-1]["shadow"] = shadow(capture, text)
-            except ShadowRefused as error:
-                rows[-1]["shadow_refused"] = str(error)
-    return rows
+    except CaptureError as error:
+        return {"name": path.name, "error": str(error)}
+    declared, in_schema = figures["declared"], figures["in_schema"]
+    row = {
+        "name": path.name,
+        "format": capture.format,
+        "model": capture.model,
+        "endpoints": list(capture.endpoints),
+        "schema": capture.schema,
+        "fingerprint": capture.fingerprint,
+        "id_scheme": capture.id_scheme,
+        "transcripts": len(capture.transcripts),
+        "turns": len(capture.turns),
+        "planned": capture.planned,
+        **{k: figures[k] for k in ("turns_with_block", "blocks", "malformed")},
+        "declared": declared,
+        "in_schema": in_schema,
+        "in_schema_share": (
+            round(in_schema / declared, 3) if declared and in_schema is not None else None
+        ),
+        "off_schema_keys": figures["off_schema_keys"],
+        "bill": capture.raw.get("bill"),
+        "usage": capture.raw.get("usage"),
+        "refused": verify(capture),
+    }
+    if text is None:
+        return row
+    records, row["records_note"] = records_for(capture.schema, corpora)
+    try:
+        row["shadow"] = shadow(capture, text, records)
+    except ShadowRefused as error:
+        row["shadow_refused"] = str(error)
+    return row
 
 
 # -- the text a person reads -------------------------------------------------------------

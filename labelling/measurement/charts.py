@@ -198,3 +198,51 @@ def _span(entry: dict, x_of, last: int, y: float) -> str:
         f'<text x="{start + 6:.1f}" y="{y + 4}" fill="currentColor" font-size="11">{value}</text>'
         "</g>"
     )
+
+
+def bill_bars(title: str, rows: list[dict]) -> SafeString:
+    """The loop's bill per strategy as a multiple of the raw history's, with the raw
+    history's 1.0 drawn across; ``rows``: label, ratio (None: not measured). A strategy
+    dearer than raw is drawn in red.
+
+    Example:
+        >>> svg = bill_bars("Billed vs raw", [{"label": "raw", "ratio": 1.0},
+        ...                                  {"label": "compact", "ratio": 1.91}])
+        >>> svg.count('class="bar'), svg.count('class="bar grown"'), "1.91×" in svg
+        (2, 1, True)
+    """
+    plot = WIDTH - LABEL_W - VALUE_W
+    top = max([1.0, *(row["ratio"] for row in rows if row["ratio"] is not None)])
+    scale = plot / (top * 1.05)
+    height = ROW * len(rows) + 30
+    x_raw = LABEL_W + scale
+    body = [
+        f'<line class="raw-line" x1="{x_raw:.1f}" x2="{x_raw:.1f}" y1="4" y2="{height - 22}" '
+        f'stroke="{INTERVAL}" stroke-dasharray="3 3" stroke-width="1"/>'
+        f'<text x="{x_raw:.1f}" y="{height - 8}" text-anchor="middle" fill="currentColor" '
+        f'font-size="10">raw = 1.0</text>'
+    ]
+    for index, row in enumerate(rows):
+        y = 8 + index * ROW
+        label = escape(row["label"])
+        body.append(
+            f'<text x="{LABEL_W - 8}" y="{y + 14}" text-anchor="end" fill="currentColor">'
+            f"{label}</text>"
+        )
+        ratio = row["ratio"]
+        if ratio is None:
+            body.append(
+                f'<text x="{LABEL_W + 4}" y="{y + 14}" fill="currentColor">not measured</text>'
+            )
+            continue
+        grown = ratio > 1.0
+        words = f"{row['label']}: {ratio:.2f}× the raw history's bill"
+        body.append(
+            f'<g class="bill" data-label="{label}"><title>{escape(words)}</title>'
+            f'<rect class="bar{" grown" if grown else ""}" x="{LABEL_W}" y="{y + 3}" '
+            f'width="{max(1.0, ratio * scale):.1f}" height="16" '
+            f'fill="{GROWN if grown else BAR}" opacity="0.75"/>'
+            f'<text x="{LABEL_W + ratio * scale + 6:.1f}" y="{y + 14}" fill="currentColor">'
+            f"{ratio:.2f}×</text></g>"
+        )
+    return _svg(WIDTH, height, title, body, "bill-bars")

@@ -21,7 +21,7 @@ from collections import Counter, defaultdict
 from types import SimpleNamespace
 from typing import Any
 
-from labelling.bench import compare
+from labelling.bench import compare, loop_bill
 from labelling.bench.fidelity import Recall
 from labelling.bench.gold import gold_figures
 from labelling.bench.stats import wilson95
@@ -97,6 +97,7 @@ def corpus_report(
             **{k: gold_figures([_outcome(r[k]) for r in rows], corpus_objs) for k in keys},
         }
     report["precision"] = precision(rows, labels)
+    report["loop_bill"] = loop_bill_figures(rows)
     report["per_transcript"] = [
         {
             "ident": r["ident"],
@@ -141,6 +142,46 @@ _OUTCOME_FIELDS = tuple(compare.Outcome.__dataclass_fields__)
 def _outcome(data: dict) -> compare.Outcome:
     # a field added since a row was stored keeps its default there
     return compare.Outcome(**{k: copy.deepcopy(data[k]) for k in _OUTCOME_FIELDS if k in data})
+
+
+def loop_bill_figures(rows: list[dict]) -> dict:
+    """The loop's bill per strategy against the raw history's, summed over the transcripts
+    every strategy was billed on (a row made before the bill was measured has none).
+
+    Example:
+        >>> raw = {"key": "raw", "label": "raw", **loop_bill.Totals(tokens=10, calls=2).as_dict()}
+        >>> raw["costs"] = dict.fromkeys(raw["costs"], 10.0)
+        >>> half = {**raw, "key": "half", "label": "half"}
+        >>> half["costs"] = dict.fromkeys(raw["costs"], 5.0)
+        >>> found = loop_bill_figures([{"loop_bill": [raw, half]}])
+        >>> half_bill = found["strategies"][1]["billed_vs_raw"]
+        >>> found["transcripts"], found["calls"], half_bill["none"]
+        (1, 2, 0.5)
+    """
+    billed = [
+        {found["key"]: found for found in r["loop_bill"]}
+        for r in rows
+        if any(found["key"] == "raw" for found in r.get("loop_bill") or ())
+    ]
+    if not billed:
+        return {"transcripts": 0, "calls": 0, "strategies": [], "counter": "chars/4"}
+    keys = [k for k in billed[0] if all(k in b for b in billed)]  # in the strategies' order
+    labels = {k: billed[0][k]["label"] for k in keys}
+    sums = {k: loop_bill.Totals() for k in keys}
+    for found in billed:
+        for key in keys:
+            data = {f: v for f, v in found[key].items() if f not in ("key", "label")}
+            sums[key].add(loop_bill.Totals.from_dict(data))
+    return {
+        "transcripts": len(billed),
+        "calls": sums["raw"].calls,
+        "counter": "chars/4",
+        "models": list(loop_bill.MODELS),
+        # a list, not a mapping: a JSON column may store an object's keys in its own order
+        "strategies": [
+            {"key": k, **loop_bill.figures(labels[k], sums[k], sums["raw"])} for k in keys
+        ],
+    }
 
 
 def header(rows: list[dict]) -> dict:

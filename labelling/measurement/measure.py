@@ -29,7 +29,7 @@ from typing import Any
 
 import compiler
 from compiler import formats_many, message_to_dict
-from labelling.bench import compare
+from labelling.bench import compare, loop_bill
 from labelling.bench.compare import cluster_of
 
 TRANSCRIPT_SUFFIXES = (".json", ".jsonl", ".txt", ".traj")
@@ -173,10 +173,12 @@ def measure_items(
     kept, runs, histories, errors = _warm(libs, corpus)
     compare.time_all(libs, kept, runs, repeats)
     by_ident = {item.ident: item for item in items}
+    strategies, _ = loop_bill.strategies(schema, use_peer=len(libs) > 1)
     rows = []
     for index, transcript in enumerate(kept):
         item = by_ident[transcript.ident]
         row = _row(item, transcript)
+        row["loop_bill"] = _loop_bill(transcript.messages, strategies, errors, transcript.ident)
         for lib in libs:
             outcome = asdict(runs[lib.key][index])
             outcome["history"] = histories[lib.key][index]
@@ -184,6 +186,22 @@ def measure_items(
             row[lib.key] = outcome
         rows.append(row)
     return rows, errors, peer_note
+
+
+def _loop_bill(messages: list[dict], strategies, errors: list[dict], ident: str) -> list[dict]:
+    """Each strategy's loop bill for one transcript (``labelling.bench.loop_bill``), counted
+    by chars/4 as the report's other token figures are; a strategy that fails is left out
+    and reported. A list in the strategies' order (a JSON column may reorder an object)."""
+    found = []
+    for strategy in strategies:
+        try:
+            totals = loop_bill.run_one(messages, strategy, "chars")
+        except Exception as exc:  # a crash is a finding to report, not a reason to stop
+            error = f"loop bill: {type(exc).__name__}: {exc}"[:300]
+            errors.append({"transcript": ident, "library": strategy.label, "error": error})
+            continue
+        found.append({"key": strategy.key, "label": strategy.label, **totals.as_dict()})
+    return found
 
 
 def _warm(libs, corpus):

@@ -39,8 +39,36 @@ def render(report: dict) -> str:
         )
     if "gold" in report:
         lines += ["", *gold_lines(report["gold"], list(report["figures"]))]
+    if report.get("loop_bill", {}).get("strategies"):
+        lines += ["", *loop_bill_lines(report["loop_bill"])]
     lines += ["", *_precision_lines(report["precision"])]
     return "\n".join(line for line in lines if line is not None)
+
+
+def loop_bill_lines(bill: dict) -> list[str]:
+    """The loop's bill per strategy, each figure over the raw history's, with its N.
+
+    Example:
+        >>> raw = {"label": "raw", "tokens_vs_raw": 1.0, "billed_vs_raw": {"none": 1.0},
+        ...        "identifiers": {"wanted": 0, "kept": 0, "rate": None}}
+        >>> print("\\n".join(loop_bill_lines({"transcripts": 1, "calls": 2,
+        ...     "counter": "chars/4", "models": ["none"], "strategies": [raw]})))
+        LOOP BILL  replayed call by call; N=1 transcripts, 2 calls; tokens by chars/4
+        strategy  tokens  billed none  identifiers kept
+        raw       1.00    1.00         -
+    """
+    head = ["strategy", "tokens", *(f"billed {m}" for m in bill["models"]), "identifiers kept"]
+    rows = [head]
+    for found in bill["strategies"]:
+        ids = found["identifiers"]
+        kept = f"{ids['rate']:.3f} ({ids['kept']}/{ids['wanted']})" if ids["wanted"] else "-"
+        billed = [f"{found['billed_vs_raw'][m]:.2f}" for m in bill["models"]]
+        rows.append([found["label"], f"{found['tokens_vs_raw']:.2f}", *billed, kept])
+    title = (
+        f"LOOP BILL  replayed call by call; N={bill['transcripts']} transcripts, "
+        f"{bill['calls']} calls; tokens by {bill['counter']}"
+    )
+    return [title, *columns(rows)]
 
 
 def _models(models: dict) -> str:

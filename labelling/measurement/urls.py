@@ -10,6 +10,7 @@ urlpatterns = [
     path("", views.index, name="index"),
     path("measure", views.measure, name="measure"),
     path("import", views.import_view, name="import"),
+    path("captures/", views.captures, name="captures"),
     path("jobs/<int:pk>/", views.job, name="job"),
     path("<int:pk>/", views.report, name="report"),
     path("<int:pk>/figures.json", views.figures_json, name="json"),

@@ -3,7 +3,9 @@
 Each view: fetch, check access (maintainers only: reports quote transcripts), act,
 render. A job page polls its own progress with htmx while the job runs and refreshes
 itself without JavaScript; every figure on a report page is in its stored JSON and
-has the command that reproduces it printed beside it.
+has the command that reproduces it printed beside it. The captures page is the exception
+that stores nothing: it replays the capture files on disk at each visit
+(``captures_report``), with the functions the bench's commands print.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from pathlib import PurePath
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse
@@ -20,6 +23,7 @@ from django.views.decorators.http import require_POST
 from compiler import list_schemas
 from labelling import access
 from labelling.measurement import charts
+from labelling.measurement.captures_report import Sources, captures_context
 from labelling.measurement.measure_render import figure_rows
 from labelling.measurement.models import Job, Report, ReportKind
 from labelling.measurement.records_render import rate_text
@@ -148,6 +152,17 @@ def transcript(request, pk, index):
 
 
 @login_required
+def captures(request):
+    _require_maintainer(request.user)
+    sources = Sources.of(
+        settings.CONTEXTGC_CAPTURES_DIR,
+        settings.CONTEXTGC_CAPTURES_CORPUS,
+        settings.CONTEXTGC_CAPTURES_RECORDS,
+    )
+    return render(request, "measurement/captures.html", captures_context(sources))
+
+
+@login_required
 def figures_json(request, pk):
     _require_maintainer(request.user)
     found = get_object_or_404(Report, pk=pk)
@@ -174,6 +189,7 @@ def measure_context(report: Report) -> dict:
         "transcripts": list(enumerate(per)),
         "gold": _gold_rows(figures.get("gold")),
         "precision": precision,
+        **bill_context(figures.get("loop_bill") or {}),
     }
     if precision.get("figure"):
         rows = [("all slots", precision["all"]), *precision["slots"].items()]
@@ -186,6 +202,38 @@ def measure_context(report: Report) -> dict:
             ],
         )  # fmt: skip
     return context
+
+
+BILL_CHARTS = (("openai@0.1", "OpenAI-style prefix caching, cached rate 0.1"),
+               ("openai@0.5", "OpenAI-style prefix caching, cached rate 0.5"),
+               ("anthropic", "Anthropic-style breakpoints, read 0.1, write 1.25"))  # fmt: skip
+
+
+def bill_context(bill: dict) -> dict:
+    """The loop's bill per strategy: a table row each, and a chart per price model."""
+    found = bill.get("strategies") or []
+    if not found:
+        return {"bill": bill, "bill_rows": [], "bill_charts": []}
+    n = f"N={bill['transcripts']} transcripts, {bill['calls']} calls"
+    charts_ = [
+        charts.bill_bars(
+            f"Loop bill vs raw, {words} ({n})",
+            [{"label": f["label"], "ratio": f["billed_vs_raw"][model]} for f in found],
+        )
+        for model, words in BILL_CHARTS
+    ]
+    rows = [
+        {
+            "label": f["label"],
+            "tokens": f["tokens_vs_raw"],
+            "billed": [f["billed_vs_raw"][model] for model in bill["models"]],
+            "identifiers": f["identifiers"],
+            "system": f["system_verbatim"],
+            "task": f["first_user_verbatim"],
+        }
+        for f in found
+    ]
+    return {"bill": bill, "bill_rows": rows, "bill_charts": charts_}
 
 
 def _gold_rows(gold: dict | None) -> list[list]:

@@ -51,8 +51,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,109 +58,19 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
 import compiler  # noqa: E402
-from compiler import content_text, looks_like_machine_output  # noqa: E402
-from compiler.layout import Account, Meter, PriceModel, replay  # noqa: E402
-from labelling.bench.compare import first_turn_kept, read_corpus  # noqa: E402
-from labelling.bench.fidelity import identifier_recall, probes  # noqa: E402
+from compiler import Meter  # noqa: E402
+from labelling.bench.compare import read_corpus  # noqa: E402
+from labelling.bench.loop_bill import (  # noqa: E402
+    Strategy,
+    Totals,
+    figures,
+    ratio,
+    run_one,
+)
+from labelling.bench.loop_bill import strategies as loop_strategies  # noqa: E402
 
-MODELS = {
-    "openai@0.1": PriceModel.openai(0.1),
-    "openai@0.25": PriceModel.openai(0.25),
-    "openai@0.5": PriceModel.openai(0.5),
-    "anthropic": PriceModel.anthropic(breakpoints="auto"),
-    "none": PriceModel.none(),
-}
 SCHEMAS = {"airline": "travel", "retail": "logistics", "coding": "coding"}
 HEADROOM_PYTHON = os.environ.get("HEADROOM_PYTHON", "/work/venvs/headroom/bin/python")
-PLACEHOLDER = "Old environment output: ({} lines omitted)"
-
-
-@dataclass(frozen=True)
-class Strategy:
-    key: str
-    label: str
-    compile: Callable[[list[dict]], list[dict]] | None  # None: the history as it is
-
-
-@dataclass
-class Totals:
-    """One strategy's sums over the transcripts kept."""
-
-    chars: int = 0
-    tokens: int = 0
-    calls: int = 0
-    costs: dict[str, float] = field(default_factory=lambda: dict.fromkeys(MODELS, 0.0))
-    wanted: int = 0
-    kept: int = 0
-    system: list[int] = field(default_factory=lambda: [0, 0])  # kept in every call, seen
-    first_user: list[int] = field(default_factory=lambda: [0, 0])
-
-    def add(self, other: Totals) -> None:
-        self.chars += other.chars
-        self.tokens += other.tokens
-        self.calls += other.calls
-        for name in MODELS:
-            self.costs[name] += other.costs[name]
-        self.wanted += other.wanted
-        self.kept += other.kept
-        for mine, theirs in ((self.system, other.system), (self.first_user, other.first_user)):
-            mine[0] += theirs[0]
-            mine[1] += theirs[1]
-
-
-# -- strategies --------------------------------------------------------------
-
-
-def ours(mode: str, schema_name: str) -> Strategy:
-    schema = compiler.load_schema(schema_name)
-
-    def run(messages):
-        return compiler.compile_messages(messages, mode=mode, schema=schema)[0]
-
-    return Strategy(mode, f"this project, {mode}", run)
-
-
-def peer(schema_name: str) -> Strategy | str:
-    try:
-        import contextgc
-    except ImportError:
-        return "contextgc: not installed (pip install contextgc==0.4.6)"
-    schema = contextgc.load_schema(schema_name)
-
-    def run(messages):
-        return contextgc.compile_messages(messages, mode="compact", schema=schema)[0]
-
-    from importlib.metadata import version
-
-    return Strategy("contextgc", f"peer contextgc {version('contextgc')}", run)
-
-
-def masking(keep: int) -> Strategy:
-    """SWE-agent's LastNObservations with n = ``keep`` (polling 1).
-
-    Example:
-        >>> history = [{"role": "user", "content": "fix it"}]
-        >>> history += [{"role": "tool", "content": f"out {i}"} for i in range(3)]
-        >>> [m["content"] for m in masking(1).compile(history)]  # doctest: +NORMALIZE_WHITESPACE
-        ['fix it', 'Old environment output: (1 lines omitted)',
-         'Old environment output: (1 lines omitted)', 'out 2']
-    """
-
-    def run(messages):
-        first_user = next((i for i, m in enumerate(messages) if m.get("role") == "user"), None)
-        outputs = [i for i, m in enumerate(messages) if i != first_user and _tool_output(m)]
-        for index in outputs[: max(0, len(outputs) - keep)]:
-            lines = len(content_text(messages[index].get("content")).splitlines())
-            messages[index] = {**messages[index], "content": PLACEHOLDER.format(lines)}
-        return messages
-
-    return Strategy(f"mask{keep}", f"observation masking, all but the last {keep}", run)
-
-
-def _tool_output(message: dict) -> bool:
-    role = message.get("role")
-    text = content_text(message.get("content"))
-    return role == "tool" or (role == "user" and looks_like_machine_output(text))
 
 
 class Headroom:
@@ -219,38 +127,6 @@ def headroom() -> tuple[Strategy | None, Headroom | None, str]:
     return Strategy("headroom", f"headroom-ai {worker.version}", worker), worker, note
 
 
-# -- one transcript ----------------------------------------------------------
-
-
-def run_one(messages: list[dict], strategy: Strategy, counter: str) -> Totals:
-    """One strategy over one transcript: every call measured, billed, probed."""
-    meter = Meter(counter)
-    accounts = {name: Account(model) for name, model in MODELS.items()}
-    totals = Totals()
-    turns = [i for i, m in enumerate(messages) if i and m.get("role") == "assistant"]
-    wanted = {probe.turn for probe in probes(messages)}
-    probed: dict[int, list[dict]] = {}  # only the prompts the identifier probes look into
-    system_ok = first_user_ok = True
-    for turn, prompt in zip(turns, replay(messages, strategy.compile), strict=True):
-        measure = meter.measure(prompt)
-        totals.chars += measure.chars
-        totals.tokens += measure.tokens
-        totals.calls += 1
-        for name, account in accounts.items():
-            totals.costs[name] += account.charge(measure).cost
-        if turn in wanted:
-            probed[turn] = prompt
-        system_ok = system_ok and first_turn_kept(messages, prompt, "system") is not False
-        first_user_ok = first_user_ok and first_turn_kept(messages, prompt, "user") is not False
-    recall = identifier_recall(lambda history: (probed[len(history)], {}), [messages])
-    totals.wanted, totals.kept = recall.wanted, recall.kept
-    if first_turn_kept(messages, messages, "system") is not None:
-        totals.system = [int(system_ok), 1]
-    if first_turn_kept(messages, messages, "user") is not None:
-        totals.first_user = [int(first_user_ok), 1]
-    return totals
-
-
 # -- a corpus ----------------------------------------------------------------
 
 
@@ -258,18 +134,13 @@ def measure(path: Path, schema: str, args) -> dict:
     corpus = read_corpus(path, args.limit)
     if args.longest:
         corpus = sorted(corpus, key=lambda t: -t.chars)[: args.longest]
-    strategies = [Strategy("raw", "raw history, no compile", None)]
-    strategies += [ours("compact", schema), ours("cache_friendly", schema)]
-    notes, worker = [], None
-    if not args.no_peer:
-        found = peer(schema)
-        strategies.append(found) if isinstance(found, Strategy) else notes.append(found)
+    strategies, notes = loop_strategies(schema, use_peer=not args.no_peer)
+    worker = None
     if not args.no_headroom:
         found, worker, note = headroom()
         notes.append(note)
         if found is not None:
-            strategies.append(found)
-    strategies += [masking(3), masking(10)]
+            strategies.insert(-2, found)  # before the two masking strategies
     counter = Meter(args.counter).counter.name
     totals = {s.key: Totals() for s in strategies}
     errors, started = [], time.perf_counter()
@@ -307,31 +178,10 @@ def measure(path: Path, schema: str, args) -> dict:
         "errors": errors,
         "seconds": round(time.perf_counter() - started, 1),
         "raw_bill_vs_uncached": {
-            name: _ratio(cost, totals["raw"].tokens) for name, cost in totals["raw"].costs.items()
+            name: ratio(cost, totals["raw"].tokens) for name, cost in totals["raw"].costs.items()
         },
-        "strategies": {s.key: _figures(s, totals[s.key], totals["raw"]) for s in strategies},
+        "strategies": {s.key: figures(s.label, totals[s.key], totals["raw"]) for s in strategies},
     }
-
-
-def _figures(strategy: Strategy, mine: Totals, raw: Totals) -> dict:
-    return {
-        "label": strategy.label,
-        "chars_vs_raw": _ratio(mine.chars, raw.chars),
-        "tokens_vs_raw": _ratio(mine.tokens, raw.tokens),
-        "billed_vs_raw": {name: _ratio(mine.costs[name], raw.costs[name]) for name in MODELS},
-        "identifiers": {
-            "wanted": mine.wanted,
-            "kept": mine.kept,
-            "rate": _ratio(mine.kept, mine.wanted),
-        },
-        "system_verbatim": mine.system,
-        "first_user_verbatim": mine.first_user,
-        "calls": mine.calls,
-    }
-
-
-def _ratio(part: float, whole: float) -> float | None:
-    return round(part / whole, 4) if whole else None
 
 
 # -- printing ----------------------------------------------------------------

@@ -383,6 +383,27 @@ def test_verify_refuses_the_seed_capture_the_seed_refused(capsys):
     assert "name a schema slot 11 of 35 times (31%), under 50%" in said
 
 
+def test_verify_says_a_capture_with_a_damaged_turn_cannot_be_read(tmp_path, capsys):
+    data = json.loads((CAPTURES / "14b.json").read_text())
+    data["version"], data["format"] = None, cap.FORMAT
+    data["turns"] = [{"index": 1, "content": ""}]  # no transcript
+    path = tmp_path / "damaged.json"
+    path.write_text(json.dumps(data))
+    code, said = verify_cli(path, capsys)
+    assert code == 1
+    assert "a damaged capture (KeyError: 'transcript')" in said
+
+
+def test_verify_says_a_capture_whose_schema_is_unknown_here_cannot_be_read(tmp_path, capsys):
+    data = json.loads((CAPTURES / "14b.json").read_text())
+    data["schema"] = "no-such-schema"
+    path = tmp_path / "elsewhere.json"
+    path.write_text(json.dumps(data))
+    code, said = verify_cli(path, capsys)
+    assert code == 1
+    assert "elsewhere.json: its schema cannot be loaded (unknown schema 'no-such-schema'" in said
+
+
 # -- the reports page's listing ------------------------------------------------------------
 
 
@@ -392,6 +413,7 @@ def test_the_summary_lists_every_capture_with_its_verdict_and_names_what_is_not_
     (tmp_path / "notes.json").write_text("[]")
     rows = captures_summary(tmp_path)
     assert [r["name"] for r in rows] == ["14b.json", "notes.json", "run1.json"]
+    assert (rows[0]["fingerprint"], rows[0]["id_scheme"]) == ("eadcfd7daf89e32b", "source:ordinal")
     assert (rows[0]["refused"], rows[0]["declared"], rows[0]["in_schema"]) == ([], 47, 45)
     assert "error" in rows[1]
     assert rows[2]["refused"] == [

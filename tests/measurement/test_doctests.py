@@ -9,6 +9,7 @@ import importlib
 import pytest
 
 MODULES = [
+    "labelling.measurement.captures_report",
     "labelling.measurement.charts",
     "labelling.measurement.corpus_report",
     "labelling.measurement.measure",

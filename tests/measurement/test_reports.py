@@ -150,3 +150,26 @@ def test_report_text_is_escaped(maintainer, login, records_report):
     body = login(maintainer).get(f"{INDEX}{records_report.pk}/").content.decode()
     assert "<script>alert(1)</script>" not in body
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
+
+
+def test_the_measure_report_shows_the_loop_bill_per_strategy_with_its_n(
+    maintainer, login, measured
+):
+    bill = measured.report.figures["loop_bill"]
+    assert bill["transcripts"] == 4 and bill["calls"] > 4
+    strategies = {found["key"]: found for found in bill["strategies"]}
+    assert list(strategies) == ["raw", "compact", "cache_friendly", "mask3", "mask10"]
+    assert all(ratio == 1.0 for ratio in strategies["raw"]["billed_vs_raw"].values())
+    body = login(maintainer).get(f"{INDEX}{measured.report.pk}/").content.decode()
+    assert f"N={bill['transcripts']} transcripts, {bill['calls']} calls" in body
+    assert body.count('<svg class="chart bill-bars"') == 3
+    compact = strategies["compact"]["billed_vs_raw"]["openai@0.1"]
+    assert f"{compact:.2f}×" in body
+
+
+def test_a_report_stored_before_the_loop_bill_says_to_measure_again(maintainer, login, measured):
+    report = measured.report
+    del report.figures["loop_bill"]
+    report.save()
+    body = login(maintainer).get(f"{INDEX}{report.pk}/").content.decode()
+    assert "No loop bill in this report" in body

@@ -18,7 +18,7 @@ from labelling.bench.capture import (
     declared_values,
 )
 from labelling.bench.capture import load_capture as load
-from labelling.bench.shadow import ShadowRefused, captures_summary, shadow
+from labelling.bench.shadow import Records, ShadowRefused, captures_summary, records_for, shadow
 from tests.model_server import ModelServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -160,6 +160,25 @@ def test_shadow_refuses_a_capture_whose_turns_are_not_assistant_turns_of_the_cor
         shadow(load(moved), NEBIUS.read_text())
 
 
+def test_shadow_refuses_a_capture_with_a_turn_before_its_transcripts_first_message(tmp_path):
+    data = json.loads((CAPTURES / "14b.json").read_text())
+    data["turns"][0]["index"] = -1
+    moved = tmp_path / "moved.json"
+    moved.write_text(json.dumps(data))
+    with pytest.raises(ShadowRefused, match="vendored slice\\):0 turn -1 is not an assistant turn"):
+        shadow(load(moved), NEBIUS.read_text())
+
+
+def test_shadow_refuses_a_capture_whose_turn_names_a_transcript_it_does_not_list(model, tmp_path):
+    model.reply_with(lambda body: "")
+    made = capture(TWO_BLOCKS, "coding", tmp_path / "cap.json")
+    data = json.loads(made.read_text())
+    data["turns"][0]["transcript"] = "AnalogJ__lexicon-336#4"  # in the corpus, not captured
+    made.write_text(json.dumps(data))
+    with pytest.raises(ShadowRefused, match="#4 turn 1: a transcript it does not list"):
+        shadow(load(made), TWO_BLOCKS.read_text())
+
+
 def test_shadow_refuses_a_corpus_whose_transcript_changed_after_the_capture(model, tmp_path):
     model.reply_with(lambda body: "")
     made = capture(TWO_BLOCKS, "coding", tmp_path / "cap.json")
@@ -251,3 +270,22 @@ def test_the_summary_carries_each_captures_shadow_or_why_there_is_none(tmp_path)
     ]
     refused = captures_summary(tmp_path, AIRLINE)
     assert all("was not made over this corpus" in r["shadow_refused"] for r in refused)
+
+
+def test_the_summary_scores_declared_values_by_the_records_of_the_captures_schema(model, tmp_path):
+    model.script(*[""] * 13, block({"assert": {"flight_number": "HAT999"}}), "")  # turn 28
+    made = capture(AIRLINE, "travel", tmp_path / "airline.json")
+    (tmp_path / "14b.json").write_bytes((CAPTURES / "14b.json").read_bytes())
+    coding, airline = captures_summary(tmp_path, AIRLINE, RECORDS)  # sorted by name
+    expected = shadow(load(made), AIRLINE.read_text(), Records(RECORDS, "airline"))
+    assert (airline["shadow"], airline["records_note"]) == (expected, "")
+    assert expected["records"]["contradicted_values"] == [
+        ["task0-trial0", 28, "flight_number", "HAT999"]
+    ]
+    assert coding["records_note"] == "no environment has records for the coding schema"
+
+
+def test_the_summary_says_which_records_files_are_missing(tmp_path):
+    records, note = records_for("travel", tmp_path)
+    assert records is None
+    assert note == f"{tmp_path} has no airline/db/reservations.json, airline/db/users.json"

@@ -10,18 +10,15 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from compiler.compact.compact_json import (
+from compiler.compact.compact_json import _plain_size, compact_json
+from compiler.compact.json_collections import (
     EXEMPT_KEYS,
-    _Collection,
-    _collection_kind,
-    _key_column,
-    _largest_collection,
-    _plain_size,
-    _row_text,
-    _table,
-    _without,
-    compact_json,
+    Collection,
+    collection_kind,
+    largest_collection,
+    without,
 )
+from compiler.compact.json_tables import as_table, row_text, shared_key_column
 from compiler.read.jsonio import dumps, escape_surrogates
 from tests.payload_strategies import KEYS, SCALARS, payload_objects, payload_values
 
@@ -33,10 +30,10 @@ VALUES = payload_values(max_rows=30)
 OBJECTS = payload_objects(max_rows=30)
 
 
-def _plain_kept(collection: _Collection, head_rows: int, signal) -> tuple[list, int]:
+def _plain_kept(collection: Collection, head_rows: int, signal) -> tuple[list, int]:
     """The rows ``compact_json`` keeps, found the plain way: every row flagged."""
     rows = collection.rows
-    flags = [signal(_row_text(collection.kind, row)) for row in rows]
+    flags = [signal(row_text(collection.kind, row)) for row in rows]
     kept = [i for i, flag in enumerate(flags) if i < head_rows or flag]
     return [rows[i] for i in kept], sum(flags[i] for i in kept)
 
@@ -47,7 +44,7 @@ def test_the_rows_kept_are_the_head_and_every_flagged_row(value, head_rows, lett
     def signal(text: str) -> bool:
         return letter in text
 
-    found = _largest_collection(value)
+    found = largest_collection(value)
     summary = compact_json(json.dumps(value), tool_name=None, head_rows=head_rows, signal=signal)
     if found is None or summary is None or not summary.records:
         return
@@ -59,7 +56,7 @@ def test_the_rows_kept_are_the_head_and_every_flagged_row(value, head_rows, lett
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(KEYS, SCALARS, max_size=8))
 def test_an_object_of_plain_values_holds_no_collection(value):
-    assert _largest_collection(value) is None
+    assert largest_collection(value) is None
 
 
 JSON_VALUES = st.recursive(
@@ -74,9 +71,9 @@ JSON_VALUES = st.recursive(
 
 def _every_collection(node, path, found):
     """The walk without skipping leaves: every dict and list is looked at."""
-    kind = _collection_kind(node)
+    kind = collection_kind(node)
     if kind is not None:
-        found.append(_Collection(path, kind, node, dumps(node)))
+        found.append(Collection(path, kind, node, dumps(node)))
     elif isinstance(node, dict):
         for key, child in node.items():
             if isinstance(child, dict | list) and key not in EXEMPT_KEYS:
@@ -94,7 +91,7 @@ def test_the_largest_collection_is_the_one_a_walk_of_every_node_finds(value):
     if isinstance(value, dict | list):
         _every_collection(value, (), found)
     expected = max(found, key=lambda collection: len(collection.text), default=None)
-    assert _largest_collection(value) == expected
+    assert largest_collection(value) == expected
 
 
 ANY_JSON = st.recursive(
@@ -140,9 +137,9 @@ def test_it_knows_how_long_rows_would_be_as_objects_without_writing_them(records
         ]
     else:
         rows = records
-    key_column = _key_column(rows) if kind == "map" else None
-    table = _table(kind, rows, key_column)
-    objects = "\n" + "\n".join(_row_text(kind, row) for row in rows)
+    key_column = shared_key_column(rows) if kind == "map" else None
+    table = as_table(kind, rows, key_column)
+    objects = "\n" + "\n".join(row_text(kind, row) for row in rows)
     assert table is None or table[1] == len(objects)
 
 
@@ -150,9 +147,9 @@ def test_it_knows_how_long_rows_would_be_as_objects_without_writing_them(records
 @given(ANY_JSON, uniform_records(), st.text(max_size=3), st.booleans())
 def test_it_knows_how_long_the_plain_json_is_without_writing_it(value, records, key, in_list):
     document = [value, records, value] if in_list else {"a": value, key: records, "z": value}
-    found = _largest_collection(document)
+    found = largest_collection(document)
     if found is None:
         return
-    rest = dumps(_without(document, found.path)) if found.path else None
+    rest = dumps(without(document, found.path)) if found.path else None
     plain = dumps(document)
     assert _plain_size(document, found, rest) == (len(escape_surrogates(plain)), plain.count(":"))

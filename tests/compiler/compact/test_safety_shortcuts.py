@@ -12,28 +12,32 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler.compact.safety import (
-    _EMAIL,
-    _ID_NUMBER,
     _LETTERS,
-    _OTHER_DIGIT,
     _SAFETY,
-    _SHAPE,
     _TERM_WORDS,
     _WORDS,
-    _as_bytes,
-    _cards,
-    _emails,
-    _id_shaped,
     _letter,
-    _local_char,
-    _may_hold_card,
     _term_starts,
     has_safety_signal,
     safety_spans,
 )
+from compiler.compact.safety_numbers import (
+    EMAIL,
+    ID_NUMBER,
+    OTHER_DIGIT,
+    SHAPE,
+    as_bytes,
+    cards,
+    emails,
+    id_shaped,
+    local_char,
+    may_hold_card,
+)
 from compiler.state.prefilter import (
     ascii_letters,
     fold,
+)
+from compiler.state.starts import (
     word_char,
 )
 from tests.safety_scan import full_scan
@@ -89,7 +93,7 @@ def test_it_finds_what_a_full_scan_of_the_text_finds(text):
 @settings(max_examples=1000, deadline=None)
 @given(TEXTS)
 def test_every_term_match_starts_where_a_term_word_stands_whole(text):
-    starts = set(_term_starts(_as_bytes(text).translate(_LETTERS)))
+    starts = set(_term_starts(as_bytes(text).translate(_LETTERS)))
     for match in _SAFETY.finditer(text):
         assert match.start() in starts
 
@@ -97,7 +101,7 @@ def test_every_term_match_starts_where_a_term_word_stands_whole(text):
 @settings(max_examples=500, deadline=None)
 @given(st.text(max_size=30))
 def test_any_text_is_read_one_byte_per_character_as_fold_reads_it(text):
-    assert _as_bytes(text).lower() == fold(text).encode("ascii", "replace")
+    assert as_bytes(text).lower() == fold(text).encode("ascii", "replace")
 
 
 def test_a_term_is_looked_for_by_every_word_a_spelling_starts_with():
@@ -107,7 +111,7 @@ def test_a_term_is_looked_for_by_every_word_a_spelling_starts_with():
 
 def test_the_text_is_written_with_the_letters_ignorecase_reads_as_ascii():
     assert ascii_letters("ſoy, \u212aale, İ, ı, é") == "soy, kale, i, i, é"
-    assert _as_bytes("ſoy é") == b"soy ?"
+    assert as_bytes("ſoy é") == b"soy ?"
 
 
 ID_PIECES = st.sampled_from(["0", "5", "٣", "-", ".", " ", "(", ")", "+1", "x", "_", "\n"])
@@ -116,8 +120,8 @@ ID_PIECES = st.sampled_from(["0", "5", "٣", "-", ".", " ", "(", ")", "+1", "x",
 @settings(max_examples=1000, deadline=None)
 @given(st.lists(ID_PIECES, max_size=24).map("".join))
 def test_no_ssn_or_telephone_number_is_missed_by_its_shape(text):
-    if _ID_NUMBER.search(text) is not None and text.isascii():
-        assert _id_shaped(text.encode().translate(_SHAPE))
+    if ID_NUMBER.search(text) is not None and text.isascii():
+        assert id_shaped(text.encode().translate(SHAPE))
     assert sorted(safety_spans(text)) == full_scan(text)
 
 
@@ -134,20 +138,20 @@ def test_the_character_tests_are_the_regex_classes_they_stand_for():
         char = chr(code)
         assert word_char(char) == bool(word.match(char)), code
         assert _letter(char) == bool(letter.match(char)), code
-        assert _local_char(char) == bool(local.match(char)), code
+        assert local_char(char) == bool(local.match(char)), code
 
 
 @settings(max_examples=500, deadline=None)
 @given(st.text(alphabet="ab.@-+_ é1\n", max_size=30))
 def test_addresses_are_found_as_a_full_scan_finds_them(text):
-    assert [m.span() for m in _emails(text)] == [m.span() for m in _EMAIL.finditer(text)]
+    assert [m.span() for m in emails(text)] == [m.span() for m in EMAIL.finditer(text)]
 
 
 @settings(max_examples=500, deadline=None)
 @given(st.text(alphabet="0123456789 -x\n٣", max_size=40))
 def test_no_card_number_is_missed_by_the_digit_check(text):
-    if next(_cards(text), None) is not None:
-        assert _may_hold_card(text)
+    if next(cards(text), None) is not None:
+        assert may_hold_card(text)
 
 
 LINE_WORDS = ["use by", "date of", "birth", "a@b.co", "x", "PEANUT", "4111 1111 1111 1111", "_"]
@@ -166,7 +170,7 @@ def test_a_line_with_a_signal_gives_its_text_one(lines):
 def test_the_other_digit_check_is_a_decimal_digit_outside_ascii():
     chars = "".join(map(chr, range(128, sys.maxunicode + 1)))
     expected = {char for char in chars if char.isdecimal()}
-    assert set(_OTHER_DIGIT.findall(chars)) == expected
+    assert set(OTHER_DIGIT.findall(chars)) == expected
 
 
 PHRASE_PIECES = [

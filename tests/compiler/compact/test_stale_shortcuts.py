@@ -19,11 +19,12 @@ from compiler.compact.compact import (
     compacts_longer_than,
 )
 from compiler.compact.compact_json import summary_floor
+from compiler.compact.read_keys import _canonical
 from compiler.compact.safety import (
     has_safety_signal,
     safety_spans,
 )
-from compiler.compact.stale import _canonical, elide, elide_record, record_rows, safety_lines
+from compiler.compact.stale import elide, elide_record, record_rows, safety_lines
 from compiler.read.jsonio import dumps
 from tests.payload_strategies import SCALARS, payload_objects, records
 
@@ -187,7 +188,7 @@ def test_safety_lines_are_the_lines_splitting_the_text_finds(text):
 
 def test_a_file_window_walks_back_to_the_same_last_line_findall_gives():
 
-    from compiler.compact.stale import _window
+    from compiler.compact.read_keys import _window
 
     numbered = re.compile(r"^(\d+):", re.MULTILINE)
     texts = [

@@ -288,8 +288,8 @@ def test_the_action_path_reads_committing_tool_calls_but_not_lookups():
         user("hi"),
         call("get_reservation_details", reservation_id="AAAAAA"),
         {"role": "tool", "tool_call_id": "get_reservation_details", "content": "{}"},
-        call("cancel_reservation", reservation_id="BBBBBB"),
-        {"role": "tool", "tool_call_id": "cancel_reservation", "content": "{}"},
+        call("update_reservation_baggages", reservation_id="BBBBBB"),
+        {"role": "tool", "tool_call_id": "update_reservation_baggages", "content": "{}"},
         asst("Done."),
     ]
     _, tel = compile_(messages)

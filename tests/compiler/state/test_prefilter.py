@@ -9,10 +9,12 @@ from compiler import list_schemas, load_schema
 from compiler.state.prefilter import (
     _FOLD,
     admits,
-    anchored_finditer,
     fold,
-    leading_literals,
     required_literals,
+)
+from compiler.state.starts import (
+    anchored_finditer,
+    leading_literals,
 )
 
 PATTERNS = [p for name in list_schemas() for slot in load_schema(name).slots for p in slot.patterns]

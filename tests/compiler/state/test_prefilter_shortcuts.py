@@ -12,20 +12,22 @@ from hypothesis import strategies as st
 from compiler import list_schemas, load_schema
 from compiler.state.prefilter import (
     _FOLD,
-    TEXT_START,
     admits,
-    anchored_finditer,
-    candidate_starts,
     checking_order,
     fold,
-    leading_literals,
     required_literals,
     shared_clauses,
+)
+from compiler.state.schema import _implied
+from compiler.state.starts import (
+    TEXT_START,
+    anchored_finditer,
+    candidate_starts,
+    leading_literals,
     starts_of,
     word_bounded,
     word_char,
 )
-from compiler.state.schema import _implied
 
 pytestmark = pytest.mark.shortcut
 

@@ -80,7 +80,7 @@ def test_the_single_file_form_loads_to_the_same_schema_as_the_authored_one(tmp_p
                 "patterns": [p.pattern for p in slot.patterns],
                 "contract": slot.contract,
                 "actions": [
-                    {"tool": a.tool, "argument": a.argument, "commits": a.commits}
+                    {"tool": a.tool, "argument": a.argument, "effect": a.effect.value}
                     for a in slot.actions
                 ],
             }
