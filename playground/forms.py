@@ -26,7 +26,7 @@ class CompileForm(forms.Form):
         label="Transcript",
         help_text="Plain 'role: text' lines, an OpenAI message array, JSONL, a SWE-agent "
         ".traj or tau-bench records.",
-        widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false", "class": "mono"}),
+        widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false", "class": "mono"}),
     )
     upload = forms.FileField(
         required=False,
@@ -68,6 +68,12 @@ class CompileForm(forms.Form):
         choices=_choices(POLICIES),
         initial="flag",
         help_text=POLICY_HELP["value_policy"],
+    )
+
+    changed_only = forms.BooleanField(
+        required=False,
+        label="Changed turns only",
+        help_text="Fold each run of turns the compile left as they were into one line.",
     )
 
     def __init__(self, *args, **kwargs):
