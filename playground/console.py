@@ -69,7 +69,7 @@ def compile_form(request, form: CompileForm) -> Outcome:
     fields = form.compile_fields()
     try:
         limits.spend(request)
-        result = run_compile(exact=True, **fields)
+        result = run_compile(**fields)
     except (RequestError, CompilerError, RateLimited) as exc:
         status, body, headers = errors.describe(exc)
         return Outcome(form, error=readable(body), status=status, headers=headers)

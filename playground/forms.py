@@ -6,6 +6,7 @@ from django import forms
 from django.conf import settings
 
 from compiler import MODES, POLICIES, list_schemas
+from playground.service import DEFAULT_COUNTER, exact_counter
 
 NO_SCHEMA = ""
 
@@ -70,6 +71,15 @@ class CompileForm(forms.Form):
         help_text=POLICY_HELP["value_policy"],
     )
 
+    token_counter = forms.ChoiceField(
+        label="Token counts",
+        choices=[
+            ("chars/4", "estimated: chars/4, as the API counts by default"),
+            ("exact", "exact: o200k_base"),
+        ],
+        initial=DEFAULT_COUNTER,
+        required=False,
+    )
     changed_only = forms.BooleanField(
         required=False,
         label="Changed turns only",
@@ -79,6 +89,10 @@ class CompileForm(forms.Form):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
+        if exact_counter() is None:  # offered only where the exact extra is installed
+            field = self.fields["token_counter"]
+            field.choices = field.choices[:1]
+            field.help_text = "Exact counts need the library's 'exact' extra (rs-bpe)."
 
     def clean_upload(self):
         upload = self.cleaned_data.get("upload")
@@ -115,6 +129,7 @@ class CompileForm(forms.Form):
             "recall_query": data["recall_query"].strip() or None,
             "declaration_policy": data["declaration_policy"],
             "value_policy": data["value_policy"],
+            "token_counter": data["token_counter"] or DEFAULT_COUNTER,
         }
 
     @property

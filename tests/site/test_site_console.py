@@ -120,8 +120,11 @@ def test_the_result_shows_each_slots_history_and_provenance(client, retail_text)
     assert '<code>visa</code> at <a href="#row-12">turn 12</a>, inferred</li>' in part
 
 
-def test_the_result_counts_tokens_exactly_when_the_extra_is_installed(client, retail_text):
-    part = client.post("/console", form_data(retail_text), **HTMX).content.decode()
+def test_the_result_counts_tokens_exactly_when_asked_and_the_extra_is_installed(
+    client, retail_text
+):
+    data = form_data(retail_text, token_counter="exact")
+    part = client.post("/console", data, **HTMX).content.decode()
     assert "exact: o200k_base (rs-bpe" in part
 
 
@@ -356,7 +359,7 @@ def test_the_download_is_the_apis_json_for_the_same_form(client, retail_text):
     response = client.post("/console?download=json", form_data(retail_text))
     body = json.loads(response.content)
     assert response["Content-Disposition"] == 'attachment; filename="contextgc-compiled.json"'
-    assert sorted(body) == ["compiled_messages", "parse_warnings", "telemetry"]
+    assert sorted(body) == ["compiled_messages", "parse_warnings", "telemetry", "token_counter"]
     assert body["telemetry"]["retired_turn_indices"] == [11]
 
 

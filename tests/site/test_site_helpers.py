@@ -198,10 +198,11 @@ def test_the_telemetry_header_has_the_four_figures():
 
 
 def test_a_result_is_the_apis_body():
-    assert Result([], {}, ["w"]).as_dict() == {
+    assert Result([], {}, ["w"], "o200k_base").as_dict() == {
         "compiled_messages": [],
         "telemetry": {},
         "parse_warnings": ["w"],
+        "token_counter": "o200k_base",
     }
 
 
