@@ -132,10 +132,22 @@ class History(BaseModel):
     )
 
 
+# The README's curl body: what "Try it out" on /api/docs sends unless it is edited.
+README_EXAMPLE = {
+    "entity_schema": "logistics",
+    "transcript": "user: Deliver order ORD-1 to 402 Oak Street, Apt 5, Springfield, IL 62704. "
+    "Pay with my credit card.\nassistant: Confirmed: 402 Oak Street, Apt 5, on the credit "
+    "card.\nuser: Actually reroute to 900 Pine Avenue, Suite 12, Chicago, IL 60601.\n"
+    "assistant: Rerouted to 900 Pine Avenue, Suite 12.\nuser: Thanks.",
+}
+
+
 class CompileIn(CompileOptions, History):
     """A history and the options to compile it with (pydantic lists History's fields first)."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=ONE_HISTORY)
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={**ONE_HISTORY, "example": README_EXAMPLE}
+    )
 
     token_counter: Counter = Field(
         DEFAULT_COUNTER,

@@ -183,7 +183,20 @@ def _conflicts(tel):
         f"over {c['refused']!r} ({c['refused_provenance']}, turn {c['refused_turn']}) — {c['note']}"
         for c in tel["conflicts"]
     )
-    return items and Banner("warning", "Conflicts between what was declared and said.", items)
+    return items and Banner("warning", conflict_title(tel["conflicts"]), items)
+
+
+def conflict_title(conflicts: list[dict]) -> str:
+    """The conflicts banner's title: "declared" only when a declaration is one side.
+
+    Example:
+        >>> conflict_title([{"kept_provenance": "acted", "refused_provenance": "inferred"}])
+        'Conflicts between values read from the transcript.'
+    """
+    sides = {c[key] for c in conflicts for key in ("kept_provenance", "refused_provenance")}
+    if "declared" in sides:
+        return "Conflicts between what was declared and said."
+    return "Conflicts between values read from the transcript."
 
 
 def _rejected(tel):
