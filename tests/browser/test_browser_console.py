@@ -117,6 +117,15 @@ def test_the_result_is_readable_on_a_phone(live_server, open_page, retail_path):
     assert overflow <= 0
 
 
+def test_the_overviews_schema_tables_scroll_inside_their_cards_on_a_phone(live_server, open_page):
+    page = open_page(viewport={"width": 390, "height": 740}, is_mobile=True)
+    page.goto(f"{live_server.url}/")
+    overflow = page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow <= 0
+
+
 def test_the_pages_break_no_rule_of_the_content_security_policy(live_server, page):
     for path in ("/", "/console?example=read_path", "/api/docs"):
         page.goto(f"{live_server.url}{path}")
