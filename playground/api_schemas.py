@@ -16,8 +16,10 @@ from ninja import Field, Schema
 from pydantic import BaseModel, ConfigDict, StrictBool, WithJsonSchema, WrapValidator
 
 from compiler import MODES, POLICIES, list_schemas
+from playground.service import COUNTERS, DEFAULT_COUNTER
 
 Mode = Literal[MODES]  # type: ignore[valid-type]
+Counter = Literal[COUNTERS]  # type: ignore[valid-type]
 Policy = Literal[POLICIES]  # type: ignore[valid-type]
 
 CURL_TRANSCRIPT = "user: deliver to Tower B\nuser: actually use Gate 2, code 4921"
@@ -130,16 +132,35 @@ class History(BaseModel):
     )
 
 
+# The README's curl body: what "Try it out" on /api/docs sends unless it is edited.
+README_EXAMPLE = {
+    "entity_schema": "logistics",
+    "transcript": "user: Deliver order ORD-1 to 402 Oak Street, Apt 5, Springfield, IL 62704. "
+    "Pay with my credit card.\nassistant: Confirmed: 402 Oak Street, Apt 5, on the credit "
+    "card.\nuser: Actually reroute to 900 Pine Avenue, Suite 12, Chicago, IL 60601.\n"
+    "assistant: Rerouted to 900 Pine Avenue, Suite 12.\nuser: Thanks.",
+}
+
+
 class CompileIn(CompileOptions, History):
     """A history and the options to compile it with (pydantic lists History's fields first)."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=ONE_HISTORY)
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={**ONE_HISTORY, "example": README_EXAMPLE}
+    )
+
+    token_counter: Counter = Field(
+        DEFAULT_COUNTER,
+        description="How tokens are counted: chars/4 (the default, as in the console), or "
+        "exact (o200k_base; 422 exact_counter_unavailable where the server lacks it).",
+    )
 
 
 class CompileOut(Schema):
     compiled_messages: list[dict[str, Any]]
     telemetry: dict[str, Any]
     parse_warnings: list[str]
+    token_counter: str = Field(description="The counter the figures used: chars/4 or o200k_base.")
 
 
 class ErrorOut(Schema):

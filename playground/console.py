@@ -39,10 +39,12 @@ def outcome(request) -> Outcome:
     slug = request.GET.get("example")
     if slug is None:
         return Outcome(CompileForm())
-    return compile_form(request, example_form(slug))
+    return compile_form(
+        request, example_form(slug, changed_only=bool(request.GET.get("changed_only")))
+    )
 
 
-def example_form(slug: str) -> CompileForm:
+def example_form(slug: str, *, changed_only: bool = False) -> CompileForm:
     example = examples().get(slug)
     if example is None:
         raise Http404(f"no example {slug!r}")
@@ -55,6 +57,7 @@ def example_form(slug: str) -> CompileForm:
             "invariants": "\n".join(example.request.get("invariants", ())),
             "declaration_policy": "flag",
             "value_policy": "flag",
+            "changed_only": changed_only,
         }
     )
     if not form.is_valid():  # the shipped examples are checked by the tests
@@ -66,12 +69,16 @@ def compile_form(request, form: CompileForm) -> Outcome:
     fields = form.compile_fields()
     try:
         limits.spend(request)
-        result = run_compile(exact=True, **fields)
+        result = run_compile(**fields)
     except (RequestError, CompilerError, RateLimited) as exc:
         status, body, headers = errors.describe(exc)
         return Outcome(form, error=readable(body), status=status, headers=headers)
     shown = report(
-        result, text=fields["transcript"], source=form.source, schema=fields["entity_schema"]
+        result,
+        text=fields["transcript"],
+        source=form.source,
+        schema=fields["entity_schema"],
+        changed_only=form.cleaned_data["changed_only"],
     )
     return Outcome(form, report=shown)
 

@@ -6,6 +6,7 @@ from django import forms
 from django.conf import settings
 
 from compiler import MODES, POLICIES, list_schemas
+from playground.service import DEFAULT_COUNTER, exact_counter
 
 NO_SCHEMA = ""
 
@@ -26,7 +27,7 @@ class CompileForm(forms.Form):
         label="Transcript",
         help_text="Plain 'role: text' lines, an OpenAI message array, JSONL, a SWE-agent "
         ".traj or tau-bench records.",
-        widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false", "class": "mono"}),
+        widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false", "class": "mono"}),
     )
     upload = forms.FileField(
         required=False,
@@ -70,9 +71,28 @@ class CompileForm(forms.Form):
         help_text=POLICY_HELP["value_policy"],
     )
 
+    token_counter = forms.ChoiceField(
+        label="Token counts",
+        choices=[
+            ("chars/4", "estimated: chars/4, as the API counts by default"),
+            ("exact", "exact: o200k_base"),
+        ],
+        initial=DEFAULT_COUNTER,
+        required=False,
+    )
+    changed_only = forms.BooleanField(
+        required=False,
+        label="Changed turns only",
+        help_text="Fold each run of turns the compile left as they were into one line.",
+    )
+
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
+        if exact_counter() is None:  # offered only where the exact extra is installed
+            field = self.fields["token_counter"]
+            field.choices = field.choices[:1]
+            field.help_text = "Exact counts need the library's 'exact' extra (rs-bpe)."
 
     def clean_upload(self):
         upload = self.cleaned_data.get("upload")
@@ -109,6 +129,7 @@ class CompileForm(forms.Form):
             "recall_query": data["recall_query"].strip() or None,
             "declaration_policy": data["declaration_policy"],
             "value_policy": data["value_policy"],
+            "token_counter": data["token_counter"] or DEFAULT_COUNTER,
         }
 
     @property

@@ -1,9 +1,9 @@
 """What the console shows for one compile, built from the input and the telemetry.
 
-Plain data for the template: the original turns, each marked kept, retired
-(superseded by turn N for slot S) or compacted (size before and after); the
-compiled messages as the model receives them; the state register with each
-slot's history; and banners for everything that needs a reader's attention.
+Plain data for the template: the aligned diff (``playground.diff``: one row per
+original turn, what the compiler made of it beside it); the state register with each
+slot's history; and banners for everything that needs a reader's attention, every
+"turn N" in them a link to that turn's row.
 
 A JSON transcript may carry a lone surrogate escape (``"\\ud800"``), which no UTF-8
 page can hold: the page shows U+FFFD in its place, the download keeps the escape.
@@ -17,23 +17,9 @@ import re
 from dataclasses import dataclass, field
 
 from compiler import formats, strip_compiled_one
+from playground import diff
 from playground.figures import SchemaFigures, figures_for
 from playground.service import Result
-
-
-@dataclass(frozen=True)
-class Turn:
-    index: int
-    role: str
-    name: str | None
-    text: str
-    calls: tuple[str, ...] = ()
-    retired: dict | None = None
-    compacted: dict | None = None
-
-    @property
-    def status(self) -> str:
-        return "retired" if self.retired else "compacted" if self.compacted else "kept"
 
 
 @dataclass(frozen=True)
@@ -42,31 +28,74 @@ class Banner:
     title: str
     items: tuple[str, ...] = ()
 
+    @property
+    def linked(self) -> tuple[tuple[tuple[str, int | None], ...], ...]:
+        """Each item as pieces of text, a piece that names a turn with its number."""
+        return tuple(linked(item) for item in self.items)
+
+
+TURN_NAMED = re.compile(r"(\bturn (\d+)\b)")
+
+
+def linked(text: str) -> tuple[tuple[str, int | None], ...]:
+    """``text`` cut into pieces, each "turn N" its own piece carrying N.
+
+    Example:
+        >>> linked("turn 3: a superseded by turn 12")
+        (('turn 3', 3), (': a superseded by ', None), ('turn 12', 12))
+    """
+    pieces: list[tuple[str, int | None]] = []
+    at = 0
+    for match in TURN_NAMED.finditer(text):
+        if match.start() > at:
+            pieces.append((text[at : match.start()], None))
+        pieces.append((match.group(1), int(match.group(2))))
+        at = match.end()
+    if at < len(text):
+        pieces.append((text[at:], None))
+    return tuple(pieces)
+
 
 @dataclass(frozen=True)
 class Report:
     source: str
     schema: SchemaFigures | None
-    turns: tuple[Turn, ...]
-    compiled: tuple[dict, ...]
+    rows: tuple[diff.Row, ...]
     state: tuple[dict, ...]
     banners: tuple[Banner, ...]
     telemetry: dict
     compiled_json: str = field(repr=False)
+    changed_only: bool = False
 
     @property
     def exact_tokens(self) -> bool:
         return self.telemetry["token_estimator"] != "chars/4"
 
+    @property
+    def shown(self) -> tuple[diff.Row | diff.Gap, ...]:
+        """The rows, or with "changed turns only" each run of unchanged ones folded."""
+        return diff.fold(self.rows) if self.changed_only else self.rows
 
-def report(result: Result, *, text: str, source: str, schema: str | None) -> Report:
+    @property
+    def turn_count(self) -> int:
+        return sum(1 for row in self.rows if row.turn is not None)
+
+    @property
+    def changed_count(self) -> int:
+        return sum(1 for row in self.rows if row.changed and row.turn is not None)
+
+
+def report(
+    result: Result, *, text: str, source: str, schema: str | None, changed_only: bool = False
+) -> Report:
     """The console's view of one compile of ``text``."""
     tel = result.telemetry
+    read = [(i, m) for i, m in enumerate(read_turns(text)) if m is not None]
     return Report(
         source=source,
         schema=figures_for(schema) if schema else None,
-        turns=readable(original_turns(text, tel)),
-        compiled=readable(tuple(compiled_view(m) for m in result.compiled_messages)),
+        rows=readable(diff.rows(read, result.compiled_messages, tel)),
+        changed_only=changed_only,
         state=readable(state_rows(tel)),
         banners=readable(banners(tel, schema=schema)),
         telemetry=readable(tel),
@@ -109,76 +138,10 @@ def json_text(value) -> str:
     return SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def original_turns(text: str, tel: dict) -> tuple[Turn, ...]:
-    """The turns as the compiler numbered them (their place among the messages read from
-    the text), each with what happened to it. A compiled header an earlier run wrote is
-    set aside, as the compiler sets it aside: it keeps its number but is not a turn."""
-    read = enumerate(strip_compiled_one(m)[0] for m in formats(text).messages)
-    retired = {r["turn"]: r for r in tel["retired_turns"]}
-    compacted = {c["turn"]: c for c in tel["compacted_payloads"]}
-    return tuple(
-        Turn(
-            index=i,
-            role=m.role,
-            name=m.name,
-            text=m.text,
-            calls=tuple(_call(c) for c in m.tool_calls),
-            retired=_retired(retired.get(i)),
-            compacted=compacted.get(i),
-        )
-        for i, m in read
-        if m is not None
-    )
-
-
-def _call(call) -> str:
-    if not call.name and not call.arguments:
-        return "a tool call (its name and arguments are not in the transcript)"
-    return f"{call.name or 'a tool'}({call.arguments})"
-
-
-def _retired(entry: dict | None) -> dict | None:
-    if entry is None:
-        return None
-    by = sorted(entry["superseded_by"].items(), key=lambda item: (item[1], item[0]))
-    return {**entry, "superseded": [{"slot": slot, "turn": turn} for slot, turn in by]}
-
-
-def compiled_view(message: dict) -> dict:
-    """A compiled message: role, content verbatim, any other fields as JSON.
-
-    The content is shown in parts: a string is one text part; in an array of content
-    parts, each text part is its text and any other part (an image, audio) its JSON.
-
-    Example:
-        >>> image = {"type": "image_url", "image_url": {"url": "u"}}
-        >>> parts = [{"type": "text", "text": "hi"}, image]
-        >>> [p["text"] for p in compiled_view({"role": "user", "content": parts})["parts"]]
-        ['hi', '{"type": "image_url", "image_url": {"url": "u"}}']
-    """
-    rest = {k: v for k, v in message.items() if k not in ("role", "content")}
-    return {
-        "role": message.get("role", ""),
-        "parts": content_parts(message.get("content")),
-        "extra": json.dumps(rest, indent=1, ensure_ascii=False) if rest else "",
-    }
-
-
-def content_parts(content) -> tuple[dict, ...]:
-    """A message's content as the parts the console shows, in order."""
-    if content is None or content == "":
-        return ()
-    if isinstance(content, str):
-        return ({"text": content, "json": False},)
-    if not isinstance(content, list):
-        return ({"text": json.dumps(content, ensure_ascii=False), "json": True},)
-    return tuple(_part(part) for part in content)
-
-
-def _part(part) -> dict:
-    if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
-        return {"text": part["text"], "json": False}
-    return {"text": json.dumps(part, ensure_ascii=False), "json": True}
+def read_turns(text: str) -> list:
+    """The messages read from ``text``, each less what an earlier compile wrote into it
+    (None where nothing is left), numbered by their place as the compiler numbers turns."""
+    return [strip_compiled_one(m)[0] for m in formats(text).messages]
 
 
 def state_rows(tel: dict) -> tuple[dict, ...]:
@@ -220,7 +183,20 @@ def _conflicts(tel):
         f"over {c['refused']!r} ({c['refused_provenance']}, turn {c['refused_turn']}) — {c['note']}"
         for c in tel["conflicts"]
     )
-    return items and Banner("warning", "Conflicts between what was declared and said.", items)
+    return items and Banner("warning", conflict_title(tel["conflicts"]), items)
+
+
+def conflict_title(conflicts: list[dict]) -> str:
+    """The conflicts banner's title: "declared" only when a declaration is one side.
+
+    Example:
+        >>> conflict_title([{"kept_provenance": "acted", "refused_provenance": "inferred"}])
+        'Conflicts between values read from the transcript.'
+    """
+    sides = {c[key] for c in conflicts for key in ("kept_provenance", "refused_provenance")}
+    if "declared" in sides:
+        return "Conflicts between what was declared and said."
+    return "Conflicts between values read from the transcript."
 
 
 def _rejected(tel):

@@ -13,6 +13,7 @@ from functools import cache
 from typing import Any
 
 from compiler import (
+    CharEstimator,
     ExactCounter,
     Schema,
     SchemaError,
@@ -46,12 +47,14 @@ class Result:
     compiled_messages: list[dict]
     telemetry: dict
     parse_warnings: list[str] = field(default_factory=list)
+    token_counter: str = "chars/4"
 
     def as_dict(self) -> dict:
         return {
             "compiled_messages": self.compiled_messages,
             "telemetry": self.telemetry,
             "parse_warnings": self.parse_warnings,
+            "token_counter": self.token_counter,
         }
 
 
@@ -73,8 +76,48 @@ def exact_counter() -> ExactCounter | None:
     """The exact o200k counter when the ``exact`` extra is installed, else None."""
     try:
         return ExactCounter()
-    except Exception:  # the extra is optional: fall back to the chars/4 estimate
+    except Exception:  # the extra is optional: without it only chars/4 is offered
         return None
+
+
+# What a caller may ask for: the estimate (the default, as in the library), or exact
+# o200k_base counts. The API and the console take the same names and the same default,
+# so one transcript gives one count wherever it is compiled.
+COUNTERS = ("chars/4", "exact")
+DEFAULT_COUNTER = "chars/4"
+
+
+def counter_named(name: str = DEFAULT_COUNTER) -> CharEstimator | ExactCounter:
+    """The counter ``name`` asks for; a 422 when exact counts are asked of a server without
+    the ``exact`` extra (no silent fallback: the figures would mean something else).
+
+    Example:
+        >>> counter_named("chars/4").name
+        'chars/4'
+    """
+    if name == "chars/4":
+        return CharEstimator()
+    if name != "exact":
+        raise RequestError(422, "invalid_option", f"token_counter is one of {', '.join(COUNTERS)}")
+    counter = exact_counter()
+    if counter is None:
+        raise RequestError(
+            422,
+            "exact_counter_unavailable",
+            "exact token counts need the rs-bpe package (the library's 'exact' extra), which "
+            "this server does not have: leave token_counter out, or ask for 'chars/4'",
+        )
+    return counter
+
+
+def counter_label(counter) -> str:
+    """The short name a response gives its counter: ``chars/4`` or the encoding.
+
+    Example:
+        >>> counter_label(CharEstimator())
+        'chars/4'
+    """
+    return getattr(counter, "encoding", None) or counter.name
 
 
 def options(entity_schema: str | None = None, **given: Any) -> dict:
@@ -94,9 +137,14 @@ def options(entity_schema: str | None = None, **given: Any) -> dict:
 
 
 def run_compile(
-    *, transcript: str | None = None, messages: list | None = None, exact=False, **fields
+    *,
+    transcript: str | None = None,
+    messages: list | None = None,
+    token_counter: str = DEFAULT_COUNTER,
+    **fields,
 ) -> Result:
-    """Compile a transcript (text in any format) or a message array.
+    """Compile a transcript (text in any format) or a message array, counting tokens with
+    the counter ``token_counter`` names (``COUNTERS``).
 
     Example:
         >>> result = run_compile(transcript="user: Pay with my credit card.\\nassistant: ok",
@@ -105,7 +153,8 @@ def run_compile(
         {'payment_method': 'credit card'}
     """
     chosen = options(**fields)
-    counter = exact_counter() if exact else None
+    counter = counter_named(token_counter)
+    label = counter_label(counter)
     if (transcript is None) == (messages is None):
         raise RequestError(
             422,
@@ -114,7 +163,7 @@ def run_compile(
         )
     if transcript is not None:
         out, tel, warnings = compile_transcript(transcript, token_counter=counter, **chosen)
-        return Result(out, tel, list(warnings))
+        return Result(out, tel, list(warnings), label)
     if not messages:
         raise RequestError(422, "no_messages", "'messages' is empty: there is nothing to compile")
     out, tel = compile_messages(messages, token_counter=counter, **chosen)
@@ -125,7 +174,7 @@ def run_compile(
             "no item of 'messages' is a message object",
             parse_warnings=tel["parse_warnings"],
         )
-    return Result(out, tel, list(tel["parse_warnings"]))
+    return Result(out, tel, list(tel["parse_warnings"]), label)
 
 
 def instruction_slots(entity_schema: str | None, slots: list[str] | None) -> tuple[str, ...]:

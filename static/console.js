@@ -15,6 +15,14 @@
   document.addEventListener("change", function (event) {
     if (event.target && event.target.id === "id_entity_schema") showSelectedNote();
   });
+  // "Changed turns only" recompiles through the Compile button (htmx swaps the result),
+  // but only once there is a result to fold; without this script the next Compile does it.
+  document.addEventListener("change", function (event) {
+    if (!event.target || event.target.id !== "id_changed_only") return;
+    if (!document.querySelector("#result .diff")) return;
+    var button = document.querySelector("#compile-form button.primary");
+    if (button) button.click();
+  });
   document.addEventListener("DOMContentLoaded", showSelectedNote);
   document.addEventListener("htmx:afterSettle", showSelectedNote);
 })();

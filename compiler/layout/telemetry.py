@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from compiler.layout.tokens import CharEstimator
 from compiler.read import Message, message_to_dict
+from compiler.read.messages import chat_keys_only
 from compiler.state import retirement_violations
 
 
@@ -276,11 +277,12 @@ def _declarations(result, counter, n) -> dict:
 def _prefix(original: tuple[Message, ...], emitted: tuple[Message, ...], output: list[dict]) -> int:
     """Leading output messages equal to what the caller gave, by diffing the dicts: a
     message read from a dict against that dict, so a role written out in another
-    spelling ("USER" as "user") ends the prefix. Only a message read from text, and
-    emitted as it was read, needs no diff: there is no dict of the caller's to differ."""
+    spelling ("USER" as "user") ends the prefix. Keys no chat API takes are not compared:
+    they are never sent (see ``CHAT_KEYS``). Only a message read from text, and emitted
+    as it was read, needs no diff: there is no dict of the caller's to differ."""
     count = 0
     for before, message, after in zip(original, emitted, output, strict=False):
-        given = dict(before.source) if before.source else None
+        given = chat_keys_only(dict(before.source)) if before.source else None
         if given is not None and not _equal(given, after):
             break
         if given is None and message is not before and not _equal(message_to_dict(before), after):

@@ -164,13 +164,38 @@ def _owned_deep(value: Any) -> Any:
     return top
 
 
+# The keys of a message a chat-completions API takes: those OpenAI's request types name
+# for some role. Any other key (SWE-agent's ``agent``, ``thought``, ``action``,
+# ``message_type``, ``tool_call_ids``, ``is_demo``; a provider's ``reasoning_content``)
+# is left out of compiled output: an API refuses a message that carries it.
+CHAT_KEYS = frozenset(
+    {"role", "content", "name", "tool_calls", "tool_call_id", "function_call", "refusal", "audio"}
+)
+
+
 def _owned_source(source: tuple) -> dict:
-    """``dict(source)``, each value ``owned``: text and nulls, most of a message's values,
-    are kept without a call for each."""
+    """``dict(source)`` less any key outside ``CHAT_KEYS``, each value ``owned``: text and
+    nulls, most of a message's values, are kept without a call for each."""
     try:
-        return {key: v if type(v) is str or v is None else _owned(v) for key, v in source}
+        return {
+            key: v if type(v) is str or v is None else _owned(v)
+            for key, v in source
+            if key in CHAT_KEYS
+        }
     except RecursionError:  # nested deeper than the stack allows: copied without recursion
-        return {key: owned(v) for key, v in source}
+        return {key: owned(v) for key, v in source if key in CHAT_KEYS}
+
+
+def chat_keys_only(message: dict) -> dict:
+    """``message`` less any key outside ``CHAT_KEYS`` (itself when it has none).
+
+    Example:
+        >>> chat_keys_only({"role": "user", "content": "hi", "agent": "primary"})
+        {'role': 'user', 'content': 'hi'}
+    """
+    if message.keys() <= CHAT_KEYS:
+        return message
+    return {key: value for key, value in message.items() if key in CHAT_KEYS}
 
 
 def owned_items(item: dict) -> tuple:
@@ -293,16 +318,17 @@ def _is_text_part(part: Any) -> bool:
 
 def message_to_dict(message: Message) -> dict:
     """The message as a dict, its lists and dicts new (``owned``); one read from a dict
-    keeps its keys and order, and gains ``tool_call_id`` where the reader linked the call
-    it answers from another spelling (SWE-agent's ``tool_call_ids: [id]``), so the chat
-    API can pair it with its call.
+    keeps the keys a chat API takes (``CHAT_KEYS``) in their order, drops any other, and
+    gains ``tool_call_id`` where the reader linked the call it answers from another
+    spelling (SWE-agent's ``tool_call_ids: [id]``), so the chat API can pair it with its call.
 
     Example:
         >>> message_to_dict(Message("user", "hi"))
         {'role': 'user', 'content': 'hi'}
-        >>> source = (("role", "tool"), ("content", "ok"), ("tool_call_ids", ["c1"]))
+        >>> source = (("role", "tool"), ("content", "ok"), ("agent", "primary"),
+        ...           ("tool_call_ids", ["c1"]))
         >>> message_to_dict(Message("tool", "ok", tool_call_id="c1", source=source))
-        {'role': 'tool', 'content': 'ok', 'tool_call_ids': ['c1'], 'tool_call_id': 'c1'}
+        {'role': 'tool', 'content': 'ok', 'tool_call_id': 'c1'}
     """
     if message.source:
         # each list and dict copied as it is read: whatever is built from them below

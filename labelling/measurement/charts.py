@@ -28,6 +28,20 @@ WIDTH = 720
 ROW = 28
 LABEL_W = 190
 VALUE_W = 200
+# The width of one character of the charts' sans-serif text, at the largest: labels are
+# placed from their length so none runs past the edge or over another.
+CHAR_W = {10: 6.0, 11: 6.6, 12: 7.2}
+LINE_H = 14  # two axis labels' baselines at least this far apart never overlap (12 px text)
+
+
+def text_width(text: str, size: int = 12) -> float:
+    """The most width ``text`` takes at ``size`` px.
+
+    Example:
+        >>> text_width("100%")
+        28.8
+    """
+    return len(text) * CHAR_W[size]
 
 
 def _svg(width: int, height: int, title: str, body: list[str], css: str) -> SafeString:
@@ -108,10 +122,13 @@ def reduction_bars(title: str, rows: list[dict]) -> SafeString:
         for r in rows
         if r["raw_tokens"]
     )
-    height, top, bottom = 220, 10, 190
+    top, bottom = 10, 190
     low = min([0.0, *(s for s, _ in shares)])
     span = (1.0 - low) or 1.0
     zero = top + (1.0 / span) * (bottom - top)
+    # the lowest share's label goes a line below "0%" when the bars below zero are shorter
+    low_y = max(bottom, zero + LINE_H)
+    height = 220 + round(low_y - bottom)
     step = (WIDTH - 60) / max(1, len(shares))
     body = [
         f'<line x1="50" x2="{WIDTH}" y1="{zero:.1f}" y2="{zero:.1f}" stroke="currentColor"/>',
@@ -120,7 +137,8 @@ def reduction_bars(title: str, rows: list[dict]) -> SafeString:
     ]
     if low < 0:
         body.append(
-            f'<text x="44" y="{bottom + 4}" text-anchor="end" fill="currentColor">{low:.0%}</text>'
+            f'<text x="44" y="{low_y + 4:.1f}" text-anchor="end" fill="currentColor">'
+            f"{low:.0%}</text>"
         )
     for index, (share, ident) in enumerate(shares):
         x = 55 + index * step
@@ -190,12 +208,18 @@ def _span(entry: dict, x_of, last: int, y: float) -> str:
     )
     colour = BAR if live else DIM
     css = "span live" if live else "span superseded"
-    value = escape(entry["value"] if len(entry["value"]) <= 28 else entry["value"][:27] + "…")
+    shown = entry["value"] if len(entry["value"]) <= 28 else entry["value"][:27] + "…"
+    value = escape(shown)
+    # right of its dot, or left of it where it would run past the chart's right edge
+    if start + 6 + text_width(shown, 11) > WIDTH - 2:
+        label = f'<text x="{start - 6:.1f}" y="{y + 4}" text-anchor="end" '
+    else:
+        label = f'<text x="{start + 6:.1f}" y="{y + 4}" '
     return (
         f'<g class="{css}"><title>{escape(words)}</title>'
         f'<rect x="{start:.1f}" y="{y + 6}" width="{max(stop - start, 3):.1f}" height="8" '
         f'fill="{colour}" rx="2"/><circle cx="{start:.1f}" cy="{y + 10}" r="4" fill="{colour}"/>'
-        f'<text x="{start + 6:.1f}" y="{y + 4}" fill="currentColor" font-size="11">{value}</text>'
+        f'{label}fill="currentColor" font-size="11">{value}</text>'
         "</g>"
     )
 

@@ -6,7 +6,7 @@ import pytest
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-RETIRED_MARK = "Retired: superseded by turn 12 for payment_method"
+RETIRED_MARK = "Retired: payment_method superseded by turn 12"
 
 
 def compile_pasted(page, url: str, text: str, schema: str = "logistics") -> None:
@@ -20,7 +20,7 @@ def test_pasting_a_real_transcript_marks_the_retired_turn_and_shows_the_state(
     live_server, page, retail_path
 ):
     compile_pasted(page, live_server.url, retail_path.read_text())
-    retired = page.locator("#result li.turn-retired")
+    retired = page.locator("#result li.diff-retired")
     retired.wait_for()
     assert retired.count() == 1
     assert RETIRED_MARK in retired.inner_text()
@@ -35,7 +35,7 @@ def test_uploading_a_file_compiles_it(live_server, page, retail_path):
     page.get_by_label("…or upload a file").set_input_files(str(retail_path))
     page.get_by_label("Schema", exact=True).select_option("logistics")
     page.get_by_role("button", name="Compile", exact=True).click()
-    page.locator("#result li.turn-retired").wait_for()
+    page.locator("#result li.diff-retired").wait_for()
     assert "uploaded file retail-gift-card-visa.txt" in page.locator("#result .source").inner_text()
 
 
@@ -48,7 +48,7 @@ def test_markup_in_a_transcript_renders_inert(live_server, page):
         "user: <svg onload=alert(2)></svg> thanks"
     )
     compile_pasted(page, live_server.url, text, schema="")
-    page.locator("#result .turn").first.wait_for()
+    page.locator("#result .diff-row").first.wait_for()
     page.wait_for_timeout(300)  # give any injected handler the time to fire
     assert dialogs == []
     assert page.evaluate("window.__pwned") is None
@@ -73,7 +73,7 @@ def test_without_javascript_the_form_posts_and_renders(live_server, open_page, r
     page = open_page(java_script_enabled=False)
     compile_pasted(page, live_server.url, retail_path.read_text())
     page.wait_for_load_state()
-    assert RETIRED_MARK in page.locator("#result li.turn-retired").inner_text()
+    assert RETIRED_MARK in page.locator("#result li.diff-retired").inner_text()
 
 
 def test_the_console_works_from_the_keyboard(live_server, page, retail_path):
@@ -86,7 +86,7 @@ def test_the_console_works_from_the_keyboard(live_server, page, retail_path):
     page.get_by_label("Schema", exact=True).select_option("logistics")
     page.get_by_role("button", name="Compile", exact=True).focus()
     page.keyboard.press("Enter")
-    page.locator("#result li.turn-retired").wait_for()
+    page.locator("#result li.diff-retired").wait_for()
 
 
 def test_an_example_is_one_click_away(live_server, page):
@@ -110,7 +110,16 @@ def test_the_schema_note_follows_the_selected_schema(live_server, page):
 def test_the_result_is_readable_on_a_phone(live_server, open_page, retail_path):
     page = open_page(viewport={"width": 375, "height": 740}, is_mobile=True)
     compile_pasted(page, live_server.url, retail_path.read_text())
-    page.locator("#result li.turn-retired").wait_for()
+    page.locator("#result li.diff-retired").wait_for()
+    overflow = page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow <= 0
+
+
+def test_the_overviews_schema_tables_scroll_inside_their_cards_on_a_phone(live_server, open_page):
+    page = open_page(viewport={"width": 390, "height": 740}, is_mobile=True)
+    page.goto(f"{live_server.url}/")
     overflow = page.evaluate(
         "document.documentElement.scrollWidth - document.documentElement.clientWidth"
     )
@@ -136,7 +145,7 @@ def test_a_refused_compile_shows_why_and_the_next_compile_still_works(
     assert "the limit is 262144 bytes (256 KiB)" in page.locator("#result").inner_text()
     page.get_by_label("Transcript", exact=True).fill(retail_path.read_text())
     page.get_by_role("button", name="Compile", exact=True).click()
-    page.locator("#result li.turn-retired").wait_for()
+    page.locator("#result li.diff-retired").wait_for()
     assert not [p for p in page.problems if "targetError" in p]
     assert page.locator("#result").count() == 1
 

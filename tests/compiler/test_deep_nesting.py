@@ -39,7 +39,10 @@ def placements(depth: int) -> dict[str, list[dict]]:
     answer = {"role": "tool", "tool_call_id": "c", "content": "ok"}
     long_json = '{"content": "' + "x" * 3000 + '", "meta": ' + deep + "}"
     return {
-        "an extra key": [user, {"role": "assistant", "content": "ok", "meta": json.loads(deep)}],
+        "a key beside the content": [
+            user,
+            {"role": "assistant", "content": "ok", "audio": json.loads(deep)},
+        ],
         "a content part": [
             {"role": "user", "content": [{"type": "text", "text": "hi", "x": json.loads(deep)}]},
             {"role": "assistant", "content": "ok"},
@@ -104,24 +107,24 @@ def innermost(value):
 def test_the_prefix_is_measured_on_a_value_nested_past_the_stack_left(frames, cache):
     # kv_cache_prefix_messages_preserved compares the dicts without recursion, which would
     # raise RecursionError here
-    messages = [{"role": "user", "content": "hi", "meta": built(985, "v1")}]
+    messages = [{"role": "user", "content": "hi", "audio": built(985, "v1")}]
     messages.append({"role": "assistant", "content": "hello"})
     compiled, telemetry = at_depth(frames, lambda: compile_messages(messages, cache=cache))
     assert telemetry["kv_cache_prefix_messages_preserved"] == 2
-    assert innermost(compiled[-2]["meta"]) == ["v1"]
+    assert innermost(compiled[-2]["audio"]) == ["v1"]
 
 
 def test_a_value_too_deep_to_key_is_compiled_afresh_after_an_in_place_edit():
     # keyed by identity, the history cache would resume the old compile after the caller
     # changed the value in place
-    messages = [{"role": "user", "content": "hi", "meta": built(985, "v1")}]
+    messages = [{"role": "user", "content": "hi", "audio": built(985, "v1")}]
     messages.append({"role": "assistant", "content": "hello"})
     compile_messages(messages, cache=True)
-    innermost(messages[0]["meta"])[0] = "v2"
+    innermost(messages[0]["audio"])[0] = "v2"
     messages.append({"role": "user", "content": "next"})
     cached, _ = compile_messages(messages, cache=True)
     fresh, _ = compile_messages(messages, cache=False)
-    assert innermost(cached[-3]["meta"]) == innermost(fresh[-3]["meta"]) == ["v2"]
+    assert innermost(cached[-3]["audio"]) == innermost(fresh[-3]["audio"]) == ["v2"]
 
 
 def dict_nested(depth: int) -> dict:
@@ -146,8 +149,8 @@ def test_an_integer_too_long_to_write_is_read_with_the_history_cache_on():
     # the cache key does not write it with repr, which refuses over 4,300 digits
     big = 7**6000  # 5,071 digits, made without writing any
     messages = [
-        {"role": "user", "content": "hi", "meta": big},
+        {"role": "user", "content": "hi", "audio": big},
         {"role": "assistant", "content": "ok"},
     ]
     compiled, _ = compile_messages(messages, cache=True)
-    assert compiled[0]["meta"] == big
+    assert compiled[0]["audio"] == big

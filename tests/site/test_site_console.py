@@ -16,7 +16,7 @@ from playground.figures import shipped_figures
 pytestmark = pytest.mark.django_db
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
-RETIRED_MARK = "Retired: superseded by turn 12 for payment_method"
+RETIRED_MARK = 'Retired: payment_method superseded by <a href="#row-12">turn 12</a>'
 
 
 def form_data(text: str, **fields) -> dict:
@@ -113,12 +113,18 @@ def test_the_result_marks_each_compacted_payload_with_its_size(client, retail_te
 
 def test_the_result_shows_each_slots_history_and_provenance(client, retail_text):
     part = client.post("/console", form_data(retail_text), **HTMX).content.decode()
-    assert "<code>Mastercard</code> at turn 11, inferred; superseded by turn 12" in part
-    assert "<code>visa</code> at turn 12, inferred</li>" in part
+    assert (
+        '<code>Mastercard</code> at <a href="#row-11">turn 11</a>, inferred; '
+        'superseded by <a href="#row-12">turn 12</a>'
+    ) in part
+    assert '<code>visa</code> at <a href="#row-12">turn 12</a>, inferred</li>' in part
 
 
-def test_the_result_counts_tokens_exactly_when_the_extra_is_installed(client, retail_text):
-    part = client.post("/console", form_data(retail_text), **HTMX).content.decode()
+def test_the_result_counts_tokens_exactly_when_asked_and_the_extra_is_installed(
+    client, retail_text
+):
+    data = form_data(retail_text, token_counter="exact")
+    part = client.post("/console", data, **HTMX).content.decode()
     assert "exact: o200k_base (rs-bpe" in part
 
 
@@ -295,7 +301,7 @@ def test_a_lone_surrogate_escape_is_shown_replaced(client, where, headers):
 def test_a_lone_surrogate_in_the_text_is_shown_as_the_replacement_character(client):
     text = SURROGATE_TRANSCRIPTS["content"]
     part = client.post("/console", form_data(text), **HTMX).content.decode()
-    assert '<pre class="turn-text" tabindex="0">\ufffd hi</pre>' in part
+    assert '<pre class="diff-text">\ufffd hi</pre>' in part
 
 
 @pytest.mark.parametrize("where", SURROGATE_TRANSCRIPTS)
@@ -328,12 +334,12 @@ def test_content_in_parts_is_shown_part_by_part_as_the_model_receives_it(client)
         ]
     )
     part = client.post("/console", form_data(text, entity_schema=""), **HTMX).content.decode()
-    compiled = part[part.index('id="compiled-title"') :]
-    first = compiled[: compiled.index("</li>")]
-    assert '<pre class="turn-text" tabindex="0">MULTIPART_TEXT_HERE &lt;b&gt;</pre>' in first
+    row = part[part.index('id="row-0"') :]
+    compiled = row[row.index('class="diff-cell diff-compiled"') : row.index("</li>")]
+    assert '<pre class="diff-text">MULTIPART_TEXT_HERE &lt;b&gt;</pre>' in compiled
     image = escape('{"type": "image_url", "image_url": {"url": "https://x/IMG"}}')
-    assert f'<pre class="turn-call" tabindex="0">{image}</pre>' in first
-    assert "(no text)" not in first
+    assert f'<pre class="diff-text">{image}</pre>' in compiled
+    assert "(no text)" not in compiled
 
 
 def test_markup_in_a_transcript_is_shown_as_text(client):
@@ -353,7 +359,7 @@ def test_the_download_is_the_apis_json_for_the_same_form(client, retail_text):
     response = client.post("/console?download=json", form_data(retail_text))
     body = json.loads(response.content)
     assert response["Content-Disposition"] == 'attachment; filename="contextgc-compiled.json"'
-    assert sorted(body) == ["compiled_messages", "parse_warnings", "telemetry"]
+    assert sorted(body) == ["compiled_messages", "parse_warnings", "telemetry", "token_counter"]
     assert body["telemetry"]["retired_turn_indices"] == [11]
 
 
@@ -390,7 +396,7 @@ def test_compiled_output_pasted_back_marks_the_turn_the_compiler_retired(client)
     ]
     part = client.post("/console", form_data(json.dumps(messages)), **HTMX).content.decode()
     # numbered as read: the header is message 0, set aside and not listed as a turn
-    assert 'id="turn-0"' not in part
-    retired = re.search(r'<li class="turn turn-retired" id="turn-(\d+)"', part)
+    assert 'id="row-0"' not in part
+    retired = re.search(r'<li class="diff-row diff-retired" id="row-(\d+)"', part)
     assert retired and messages[int(retired.group(1))]["content"].startswith("Ship to 900 Pine")
-    assert "Retired: superseded by turn 4 for delivery_address" in part
+    assert 'Retired: delivery_address superseded by <a href="#row-4">turn 4</a>' in part

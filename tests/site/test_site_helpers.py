@@ -154,10 +154,11 @@ def test_a_schema_without_a_measurement_block_is_unmeasured_not_zero():
 def test_the_report_numbers_turns_as_the_compiler_does(retail_text):
     result = run_compile(transcript=retail_text, entity_schema="logistics")
     shown = present.report(result, text=retail_text, source="pasted", schema="logistics")
-    assert len(shown.turns) == result.telemetry["messages_in"]
-    assert [t.index for t in shown.turns if t.status == "retired"] == [11]
-    assert shown.turns[11].retired["superseded"] == [{"slot": "payment_method", "turn": 12}]
-    assert [t.index for t in shown.turns if t.status == "compacted"] == [
+    turns = [row for row in shown.rows if row.turn is not None]
+    assert [row.turn for row in turns] == list(range(result.telemetry["messages_in"]))
+    assert [row.turn for row in turns if row.change == "retired"] == [11]
+    assert turns[11].retired["superseded"] == [{"slot": "payment_method", "turn": 12}]
+    assert [row.turn for row in turns if row.compacted] == [
         c["turn"] for c in result.telemetry["compacted_payloads"]
     ]
 
@@ -197,10 +198,11 @@ def test_the_telemetry_header_has_the_four_figures():
 
 
 def test_a_result_is_the_apis_body():
-    assert Result([], {}, ["w"]).as_dict() == {
+    assert Result([], {}, ["w"], "o200k_base").as_dict() == {
         "compiled_messages": [],
         "telemetry": {},
         "parse_warnings": ["w"],
+        "token_counter": "o200k_base",
     }
 
 

@@ -22,11 +22,24 @@ def test_messages_sent_as_the_api_spells_them_come_back_byte_identical():
     messages = [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": [{"type": "text", "text": "hi"}], "name": "ann"},
-        {"role": "assistant", "content": "hello", "extra": 1},
+        {"role": "assistant", "content": "hello"},
     ]
     out, tel = compile_messages(messages, mode="cache_friendly", invariants=["no refunds"])
     assert json.dumps(out[:3]) == json.dumps(messages)
     assert tel["kv_cache_prefix_messages_preserved"] == 3 and tel["kv_cache_prefix_intact"]
+    assert tel["parse_warnings"] == []
+
+
+def test_a_key_no_chat_api_takes_is_dropped_and_does_not_end_the_prefix():
+    # a key the API would refuse is never sent, so the prefix the provider caches is the
+    # same with or without it
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "assistant", "content": "hello", "agent": "primary", "thought": "hm"},
+    ]
+    out, tel = compile_messages(messages, mode="cache_friendly", invariants=["no refunds"])
+    assert out[:2] == [messages[0], {"role": "assistant", "content": "hello"}]
+    assert tel["kv_cache_prefix_messages_preserved"] == 2 and tel["kv_cache_prefix_intact"]
     assert tel["parse_warnings"] == []
 
 
