@@ -38,13 +38,14 @@ from compiler.compact.compact import compact
 from compiler.facts import PROVENANCE_RANK
 from compiler.frozen import build
 from compiler.layout import (
+    CHANGES_MARKER,
     REGISTER_MARKER,
     STATE_MARKER,
     STRIPPED_ROLES,
     declared_in_header,
     strip_compiled_one,
 )
-from compiler.layout.emit import emit
+from compiler.layout.emit import emit, keyed_state_lines
 from compiler.layout.recall import recall
 from compiler.protocol import DeclareState, render_instruction
 from compiler.read import Message, with_content
@@ -101,11 +102,16 @@ class Fold:
         # and whether any message states one (few histories do)
         self.stated: list[tuple[str | None, str | None]] = []
         self.statuses = False
+        # cache_friendly: each call point (an assistant turn) and the state lines before it
+        self.points: list[tuple[int, tuple]] = []
 
     def copy(self) -> Fold:
         twin = Fold.__new__(Fold)
         twin.__dict__.update(self.__dict__)
-        lists = ("keys", "original", "warnings", "clean", "kinds", "read_keys", "sources", "stated")
+        lists = (
+            *("keys", "original", "warnings", "clean", "kinds", "read_keys", "sources"),
+            *("stated", "points"),
+        )
         for name in lists:
             setattr(twin, name, list(getattr(self, name)))
         names = (
@@ -146,6 +152,8 @@ class Fold:
         turn = len(clean)
         if self.carried:  # declared in a header this message held, or one just before it
             self._fold_carried(turn)
+        if turn and message.role == "assistant" and self.options.mode == "cache_friendly":
+            self.points.append((turn, keyed_state_lines(self.fold.result(), self._number)))
         self.sources.append(len(self.original) - 1)
         declare = self.declare
         before = len(declare.observations)
@@ -172,7 +180,7 @@ class Fold:
         text = message.content
         if len(self.original) == 1 and text.startswith(STATE_MARKER):
             return True
-        return stripped is None and text.startswith((REGISTER_MARKER, STATE_MARKER))
+        return stripped is None and text.startswith((REGISTER_MARKER, STATE_MARKER, CHANGES_MARKER))
 
     def _carry(self, facts: tuple, gone: bool) -> None:
         """Declared facts read back from a stripped header (``emit.declared_in_header``).
@@ -236,6 +244,7 @@ class Fold:
             recall=hit,
             instruction=instruction,
             number=number,
+            points=tuple(self.points),
         )
         return build(  # Compilation(...), built as frozen.build builds
             Compilation,
@@ -271,6 +280,12 @@ class Fold:
         if len(self.sources) == len(original) == original[-1].line:
             return None
         return tuple(original[source].line - 1 for source in self.sources)
+
+    def _number(self, turn: int) -> int:
+        """One clean message's turn number as ``_numbers`` gives it (earlier turns keep
+        theirs as the history grows)."""
+        source = self.sources[turn]
+        return self.original[source].line - 1 if self.by_item else source
 
     def _skipped(self, numbers) -> bool:
         """Whether the reader may have skipped an item of the caller's list: numbering

@@ -19,6 +19,7 @@ from compiler.layout.billing import (
     replay,
 )
 from compiler.layout.emit import (
+    CHANGES_MARKER,
     MODES,
     REGISTER_MARKER,
     STATE_MARKER,
@@ -32,6 +33,7 @@ from compiler.layout.telemetry import message_tokens
 from compiler.layout.tokens import CharEstimator, ExactCounter, resolve_counter
 
 __all__ = [
+    "CHANGES_MARKER",
     "MODES",
     "REGISTER_MARKER",
     "STATE_MARKER",
