@@ -27,6 +27,7 @@ from compiler.layout.emit import (
     Emitted,
     Recall,
     declared_in_header,
+    mark_cache_breakpoint,
     strip_compiled_one,
 )
 from compiler.layout.telemetry import message_tokens
@@ -52,6 +53,7 @@ __all__ = [
     "Recall",
     "bill",
     "declared_in_header",
+    "mark_cache_breakpoint",
     "message_tokens",
     "price_model",
     "render_message",

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from compiler import OptionError, compile_messages, compile_transcript, load_schema
+from compiler.layout import PriceModel, bill, replay
 from tests.compiler.test_spec_examples import LOGISTICS
 
 CODING = load_schema("coding")
@@ -382,3 +383,29 @@ def test_a_blank_system_message_is_kept_through_recompiles():
     twice, _ = compile_messages(once, schema=LOG)
     assert len(once) == len(twice)  # not dropped, with a new header message in its place
     assert once[0]["content"].endswith("\n\n   ") and twice[0]["content"].endswith("\n\n   ")
+
+
+def test_no_message_carries_cache_control_unless_marks_are_asked_for():
+    compiled, _ = compile_messages(session(), schema=CODING, mode="cache_friendly")
+    assert "cache_control" not in json.dumps(compiled)
+
+
+def test_cache_marks_mark_the_last_message_as_one_text_part_with_the_same_text():
+    plain, _ = compile_messages(session(), schema=CODING, mode="cache_friendly")
+    marked, _ = compile_messages(session(), schema=CODING, mode="cache_friendly", cache_marks=True)
+    assert marked[:-1] == plain[:-1]
+    assert marked[-1]["content"] == [
+        {"type": "text", "text": plain[-1]["content"], "cache_control": {"type": "ephemeral"}}
+    ]
+
+
+def test_breakpoints_on_auto_read_a_marked_loop_from_the_cache_call_after_call():
+    def marked(history):
+        return compile_messages(history, mode="cache_friendly", cache_marks=True)[0]
+
+    history = [{"role": "system", "content": "policy " * 2000}]
+    for turn in range(6):
+        history += [{"role": "user", "content": f"step {turn} " * 50}]
+        history += [{"role": "assistant", "content": f"done {turn}"}]
+    calls = bill(replay(history, marked), PriceModel.anthropic(breakpoints="auto")).calls
+    assert all(call.cached >= calls[0].tokens for call in calls[1:])
