@@ -35,6 +35,7 @@ from compiler.compact import (
     write_pointers,
 )
 from compiler.compact.compact import compact
+from compiler.compact.lossless import encoded
 from compiler.facts import PROVENANCE_RANK
 from compiler.frozen import build
 from compiler.layout import (
@@ -104,6 +105,8 @@ class Fold:
         self.statuses = False
         # cache_friendly: each call point (an assistant turn) and the state lines before it
         self.points: list[tuple[int, tuple]] = []
+        # cache_friendly: each payload's lossless re-encoding, None where there is none
+        self.encoded: dict[int, Compacted | None] = {}
 
     def copy(self) -> Fold:
         twin = Fold.__new__(Fold)
@@ -116,7 +119,7 @@ class Fold:
             setattr(twin, name, list(getattr(self, name)))
         names = (
             *("calls", "shaped", "elided", "decoded", "token_memo", "dict_memo"),
-            *("replacements", "shown", "repeated", "read"),
+            *("replacements", "shown", "repeated", "read", "encoded"),
         )
         for name in names:
             setattr(twin, name, dict(getattr(self, name)))
@@ -229,7 +232,7 @@ class Fold:
         gone = frozenset(r.turn for r in retired)
         numbers = self._numbers()
         number = numbers.__getitem__ if numbers is not None else None
-        compacted = self._compacted(gone, number) if compacting else {}
+        compacted = self._compacted(gone, number) if compacting else self._lossless()
         hit = recall(options.recall_query, clean, tuple(sorted(gone)))
         instruction = ""
         if options.teach_protocol:
@@ -348,6 +351,21 @@ class Fold:
             if result.changed:
                 done[index] = result
         return self._repeats(done, shown, gone, fresh, number)
+
+    def _lossless(self) -> dict[int, Compacted]:
+        """``cache_friendly``: each JSON payload re-encoded losslessly where that is shorter
+        (``compact.lossless``): a function of its text alone, so the same in every compile
+        from the first that sees it, and no cached prefix is rewritten."""
+        done = {}
+        for index, kind in enumerate(self.kinds):
+            if kind is not Kind.MACHINE:
+                continue
+            known = self.encoded.get(index, _UNREAD)
+            if known is _UNREAD:
+                known = self.encoded[index] = encoded(self.clean[index].content or "")
+            if known is not None:
+                done[index] = known
+        return done
 
     def _repeats(self, done: dict, shown: list, gone: frozenset[int], fresh, number=None) -> dict:
         """``done`` with what a payload repeats of another one still in front of the model
@@ -555,6 +573,7 @@ _JSON_START = re.compile(r"\s*[\[{]")
 # a JSON array (not a "[File: ...]" header): its rows are its elements (``elide_record``)
 _JSON_ARRAY = re.compile(r'\s*\[\s*[\[{"\]\d-]')
 _NO_STATUS = (None, None)
+_UNREAD = object()
 
 
 def _says(message: Message) -> bool:

@@ -242,7 +242,7 @@ def emit(
     rules = invariant_lines(invariants)
     if mode == "cache_friendly":
         final = (len(messages), keyed_state_lines(register, number))
-        return _cache_friendly(messages, (*points, final), rules, instruction)
+        return _cache_friendly(messages, (*points, final), rules, instruction, compacted)
     lines = state_lines(register, number)
     kept = [
         (i, _replaced(m, compacted[i]) if i in compacted else m)
@@ -276,8 +276,9 @@ def _replaced(message: Message, replacement: str | Message) -> Message:
     return with_content(message, replacement)
 
 
-def _cache_friendly(messages, points, rules, instruction) -> Emitted:
-    """The messages in order, a state note before each call point whose lines changed."""
+def _cache_friendly(messages, points, rules, instruction, compacted) -> Emitted:
+    """The messages in order (a payload re-encoded losslessly where it was), a state note
+    before each call point whose lines changed."""
     notes = dict(_notes(points, rules, instruction))
     out: list[Message] = []
     origins: list[int | None] = []
@@ -287,7 +288,9 @@ def _cache_friendly(messages, points, rules, instruction) -> Emitted:
             out.append(Message("system", note))
             origins.append(None)
         if index < len(messages):
-            out.append(messages[index])
+            replacement = compacted.get(index)
+            message = messages[index]
+            out.append(message if replacement is None else _replaced(message, replacement))
             origins.append(index)
     return build(Emitted, messages=tuple(out), origins=tuple(origins), recall_placed=False)
 
