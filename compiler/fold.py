@@ -167,9 +167,7 @@ class Fold:
         self.read_keys.append(next_read_key(message, kind, previous, self.calls, self.decoded))
         clean.append(message)
         self.kinds.append(kind)
-        # (only compact mode cuts repeated status lines: cache_friendly reads none)
-        compacting = self.options.mode == "compact"
-        stated = status_values(message.content or "") if compacting else _NO_STATUS
+        stated = status_values(message.content or "")
         self.stated.append(stated)
         self.statuses = self.statuses or stated != _NO_STATUS
 
@@ -232,7 +230,7 @@ class Fold:
         gone = frozenset(r.turn for r in retired)
         numbers = self._numbers()
         number = numbers.__getitem__ if numbers is not None else None
-        compacted = self._compacted(gone, number) if compacting else self._lossless()
+        compacted = self._compacted(gone, number) if compacting else self._first_sight()
         hit = recall(options.recall_query, clean, tuple(sorted(gone)))
         instruction = ""
         if options.teach_protocol:
@@ -352,20 +350,52 @@ class Fold:
                 done[index] = result
         return self._repeats(done, shown, gone, fresh, number)
 
-    def _lossless(self) -> dict[int, Compacted]:
-        """``cache_friendly``: each JSON payload re-encoded losslessly where that is shorter
-        (``compact.lossless``): a function of its text alone, so the same in every compile
-        from the first that sees it, and no cached prefix is rewritten."""
+    def _first_sight(self) -> dict[int, Compacted]:
+        """``cache_friendly``: each payload as it is first shown, decided from it and the
+        history before it alone, so the same in every compile from the first that sees
+        it and no cached prefix is rewritten: JSON re-encoded losslessly where that is
+        shorter (``compact.lossless``), else SWE-agent status lines that repeat the ones
+        stated above left out (``repeats.drop_repeated_status``, as ``compact`` does)."""
         done = {}
+        open_file = directory = None
         for index, kind in enumerate(self.kinds):
-            if kind is not Kind.MACHINE:
-                continue
             known = self.encoded.get(index, _UNREAD)
             if known is _UNREAD:
-                known = self.encoded[index] = encoded(self.clean[index].content or "")
+                known = self._seen_first(index, kind, open_file, directory)
+                self.encoded[index] = known
             if known is not None:
                 done[index] = known
+            stated = self.stated[index]
+            open_file = stated[0] if stated[0] is not None else open_file
+            directory = stated[1] if stated[1] is not None else directory
         return done
+
+    def _seen_first(self, index: int, kind: Kind, open_file, directory) -> Compacted | None:
+        message = self.clean[index]
+        if kind is not Kind.MACHINE or message.role == "assistant" or not message.content:
+            return None
+        text = message.content
+        found = encoded(text)
+        if found is not None or self.stated[index] == _NO_STATUS:
+            return found
+        if open_file is None and directory is None:
+            return None  # the first status lines shown stay: they show what the lines say
+        cut = drop_repeated_status(text, open_file, directory)
+        if cut is None:
+            return None
+        return build(
+            Compacted,
+            text=cut[0],
+            shape=Repeat.STATUS.value,
+            original_chars=len(text),
+            compacted_chars=len(cut[0]),
+            rows_total=0,
+            rows_kept=0,
+            rows_dropped=0,
+            safety_rows_kept=0,
+            changed=True,
+            status_lines_dropped=cut[1],
+        )
 
     def _repeats(self, done: dict, shown: list, gone: frozenset[int], fresh, number=None) -> dict:
         """``done`` with what a payload repeats of another one still in front of the model

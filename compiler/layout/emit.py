@@ -22,8 +22,10 @@ tokens once at the full rate and then r per later call, like any message.
   history up to their call point only, so the stateless API and the proxy
   find the same ones without storing anything.
 * A note is placed at a call point only when the register's lines changed
-  since the previous note. The first note holds the whole register (and the
-  invariants and taught protocol, which never change within a loop); later
+  since the previous note (a value or its flags: a fact stated again at a later
+  turn is what the model reads above already, and its turn alone is no change).
+  The first note holds the whole register (and the invariants and taught
+  protocol, which never change within a loop); later
   ones hold only the lines that are new or changed (``[STATE_CHANGES]``),
   since every earlier note stays in front of the model. A note is the whole
   register again only when a slot left it (a delta cannot say that without a
@@ -307,25 +309,48 @@ def _notes(points, rules, instruction):
         ...     print(index, text.splitlines())
         1 ['[STATE_REGISTER]', '  - a = "1" (turn 0 [inferred])']
         5 ['[STATE_CHANGES]', '  - b = "2" (turn 2 [inferred])']
+        >>> again = ("a", '  - a = "1" (turn 6 [inferred])')  # stated again: no note
+        >>> [index for index, _ in _notes([(1, (a,)), (7, (again,))], [], "")]
+        [1]
     """
     shown: dict[str, str] = {}  # slot: its line, as the notes so far leave it
     first = True
     for index, keyed in points:
         lines = dict(keyed)
-        if lines == shown and not (first and (rules or instruction)):
+        # a line is new when its value or flags are: the same fact stated again at a
+        # later turn is what the model reads above already
+        changed = [
+            (slot, line) for slot, line in keyed if _unturned(shown.get(slot)) != _unturned(line)
+        ]
+        gone = shown.keys() - lines.keys()
+        if not changed and not gone and not (first and (rules or instruction)):
             continue
-        if first or shown.keys() - lines.keys():
-            blocks = [render_block(REGISTER_MARKER, list(lines.values()))]
+        if first or gone:
+            blocks, now = [render_block(REGISTER_MARKER, list(lines.values()))], lines
         else:
-            changed = [line for slot, line in keyed if shown.get(slot) != line]
-            blocks = [render_block(CHANGES_MARKER, changed)]
+            blocks = [render_block(CHANGES_MARKER, [line for _, line in changed])]
+            now = {**shown, **dict(changed)}
         if first:
             blocks += [render_block(INVARIANTS_MARKER, rules), instruction]
         text = "\n\n".join(b for b in blocks if b)
         if text:
             yield index, text
             first = False
-        shown = lines
+        shown = now
+
+
+def _unturned(line: str | None) -> str | None:
+    """A state line without its turn number (the last ``(turn N`` of a line is ours: the
+    value before it is quoted).
+
+    Example:
+        >>> _unturned('  - a = "1" (turn 12 [acted, pinned])')
+        '  - a = "1" ([acted, pinned])'
+    """
+    if line is None:
+        return None
+    head, _, tail = line.rpartition(" (turn ")
+    return f"{head} ({tail.partition(' ')[2]}"
 
 
 EPHEMERAL = {"type": "ephemeral"}
