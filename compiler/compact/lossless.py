@@ -110,14 +110,16 @@ def decode(text: str) -> Any:
         return _rows(lines)
     value = CHECKING_DECODER.decode(lines[0])
     starts = [i for i, line in enumerate(lines) if i and _SECTION.match(line)]
-    for start, end in zip(starts, [*starts[1:], len(lines)], strict=True):
+    if starts and not isinstance(value, dict):
+        raise ValueError("tables under a value that is no object")
+    for start, end in zip(starts, [*starts[1:], len(lines)], strict=False):
         key_text = _SECTION.match(lines[start]).group(1)
         key = CHECKING_DECODER.decode(key_text)
         if value.get(key) != PLACEHOLDER:
             raise ValueError(f"no placeholder for {key!r}")
         value[key] = _rows([lines[start][len(key_text) + 1 :], *lines[start + 1 : end]])
-    if len(starts) == 0 and len(lines) > 1:
-        raise ValueError("lines after a value that has no table")
+    if (starts[0] if starts else len(lines)) != 1:
+        raise ValueError("lines between the value and its first table")
     return value
 
 

@@ -61,6 +61,11 @@ def test_an_object_holding_lists_of_records_keeps_its_fields_in_place():
     assert decode(found) == value
 
 
+def test_json_with_no_table_to_make_is_written_without_whitespace():
+    text = json.dumps([[{"id": "HAT1", "n": 1}, {"id": "HAT2"}], {"note": None}], indent=2)
+    assert lossless(text) == '[[{"id":"HAT1","n":1},{"id":"HAT2"}],{"note":null}]'
+
+
 def test_a_payload_already_compact_or_not_json_is_left_alone():
     assert lossless('{"id":"A1"}') is None
     assert lossless("Error: reservation not found") is None
