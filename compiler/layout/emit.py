@@ -281,19 +281,13 @@ def _replaced(message: Message, replacement: str | Message) -> Message:
 def _cache_friendly(messages, points, rules, instruction, compacted) -> Emitted:
     """The messages in order (a payload re-encoded losslessly where it was), a state note
     before each call point whose lines changed."""
-    notes = dict(_notes(points, rules, instruction))
-    out: list[Message] = []
-    origins: list[int | None] = []
-    for index in range(len(messages) + 1):
-        note = notes.get(index)
-        if note is not None:
-            out.append(Message("system", note))
-            origins.append(None)
-        if index < len(messages):
-            replacement = compacted.get(index)
-            message = messages[index]
-            out.append(message if replacement is None else _replaced(message, replacement))
-            origins.append(index)
+    out = list(messages)
+    for index, replacement in compacted.items():
+        out[index] = _replaced(messages[index], replacement)
+    origins: list[int | None] = list(range(len(messages)))
+    for index, note in reversed(list(_notes(points, rules, instruction))):
+        out.insert(index, Message("system", note))
+        origins.insert(index, None)
     return build(Emitted, messages=tuple(out), origins=tuple(origins), recall_placed=False)
 
 
@@ -315,12 +309,18 @@ def _notes(points, rules, instruction):
     """
     shown: dict[str, str] = {}  # slot: its line, as the notes so far leave it
     first = True
+    before = None
     for index, keyed in points:
+        if keyed == before:  # as at the point before, which its note (or none) settled
+            continue
+        before = keyed
         lines = dict(keyed)
         # a line is new when its value or flags are: the same fact stated again at a
         # later turn is what the model reads above already
         changed = [
-            (slot, line) for slot, line in keyed if _unturned(shown.get(slot)) != _unturned(line)
+            (slot, line)
+            for slot, line in keyed
+            if line != (was := shown.get(slot)) and _unturned(was) != _unturned(line)
         ]
         gone = shown.keys() - lines.keys()
         if not changed and not gone and not (first and (rules or instruction)):
