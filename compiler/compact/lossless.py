@@ -21,6 +21,8 @@ under its key::
     "flights" columns=["origin","destination"]
     ["JFK","LAX"]
 
+A list of groups of records (a connecting flight's legs) is written the same way
+under ``group columns=``, one line per group holding each record's values.
 Column names and rows are the table code ``compact_json`` writes for compacted
 payloads (nested objects as dotted columns where every record has the same ones);
 anything else is compact JSON (``json_text``).
@@ -39,7 +41,8 @@ from compiler.read.jsonio import canonical_dumps, json_text
 
 PLACEHOLDER = "[rows below]"
 _COLUMNS = "columns="
-_SECTION = re.compile(r'^("(?:[^"\\]|\\.)*") columns=')
+_GROUP = "group "
+_SECTION = re.compile(r'^("(?:[^"\\]|\\.)*") (?:group )?columns=')
 
 
 def lossless(text: str) -> str | None:
@@ -106,7 +109,7 @@ def decode(text: str) -> Any:
         {'a': [{'x': 1}, {'x': 2}]}
     """
     lines = text.split("\n")
-    if lines[0].startswith(_COLUMNS):
+    if lines[0].startswith((_COLUMNS, _GROUP + _COLUMNS)):
         return _rows(lines)
     value = CHECKING_DECODER.decode(lines[0])
     starts = [i for i, line in enumerate(lines) if i and _SECTION.match(line)]
@@ -140,17 +143,31 @@ def _encode(value: dict | list) -> str:
 
 
 def _records_table(value: Any) -> str | None:
-    """A list of at least ``MIN_ROWS`` records sharing their fields, as columns and rows."""
+    """A list of at least ``MIN_ROWS`` records sharing their fields, as columns and rows;
+    or a list of groups of such records (a connecting flight's legs), as the columns and
+    one row of value lists per group, under ``group columns=``."""
     if not isinstance(value, list) or len(value) < MIN_ROWS:
         return None
-    if not all(isinstance(row, dict) and row for row in value):
-        return None
-    table = _table("records", value, None)
-    return None if table is None else table[0].lstrip("\n")
+    if all(isinstance(row, dict) and row for row in value):
+        table = _table("records", value, None)
+        return None if table is None else table[0].lstrip("\n")
+    if all(isinstance(group, list) and group for group in value) and all(
+        isinstance(leg, dict) and leg for group in value for leg in group
+    ):
+        table = _table("groups", value, None)
+        return None if table is None else _GROUP + table[0].lstrip("\n")
+    return None
 
 
-def _rows(lines: list[str]) -> list[dict]:
-    columns = CHECKING_DECODER.decode(lines[0][len(_COLUMNS) :])
+def _rows(lines: list[str]) -> list:
+    head = lines[0]
+    grouped = head.startswith(_GROUP)
+    columns = CHECKING_DECODER.decode(head[len(_GROUP) * grouped + len(_COLUMNS) :])
+    if grouped:
+        return [
+            [_record(columns, cells) for cells in CHECKING_DECODER.decode(line)]
+            for line in lines[1:]
+        ]
     return [_record(columns, CHECKING_DECODER.decode(line)) for line in lines[1:]]
 
 

@@ -87,3 +87,15 @@ def test_any_payload_decodes_to_the_value_it_held(value, indent):
     if found is not None:
         assert len(found) < len(text)
         assert same_value(text, found)
+
+
+def test_a_list_of_groups_of_records_becomes_columns_and_one_row_per_group():
+    legs = [
+        [{"flight": f"HAT{i}{j}", "seats": {"economy": i + j}} for j in range(2)] for i in range(3)
+    ]
+    found = lossless(json.dumps(legs))
+    assert found.splitlines()[:2] == [
+        'group columns=["flight","seats.economy"]',
+        '[["HAT00",0],["HAT01",1]]',
+    ]
+    assert decode(found) == legs
