@@ -16,7 +16,7 @@ from typing import Any
 
 from compiler.fold import Fold
 from compiler.incremental import HISTORIES
-from compiler.layout import resolve_counter
+from compiler.layout import mark_cache_breakpoint, resolve_counter
 from compiler.layout.telemetry import telemetry
 from compiler.read import Message, read_message_list, unpaired
 from compiler.read.formats import formats
@@ -28,7 +28,8 @@ def compile_messages(messages: list, *, token_counter: Any = None, cache: bool =
 
     Options: ``schema``, ``mode`` ("compact" | "cache_friendly"), ``invariants``,
     ``recall_query``, ``teach_protocol``, ``declaration_policy`` and
-    ``value_policy`` ("flag" | "reject" | "off"); ``token_counter`` ("chars",
+    ``value_policy`` ("flag" | "reject" | "off"), ``cache_marks`` (mark the end of
+    the stable prefix with ``cache_control``); ``token_counter`` ("chars",
     "exact", an encoding name, or an object with ``name`` and ``count``).
     With ``cache`` (the default) a history that extends one compiled before
     resumes that work (``compiler.incremental``); the result is the same.
@@ -89,6 +90,8 @@ def _finish(result: Compilation, warnings, started, token_counter):
     out = result.output_dicts()
     elapsed_ms = (time.perf_counter() - started) * 1000
     tel = telemetry(result, counter=counter, elapsed_ms=elapsed_ms, warnings=warnings, output=out)
+    if result.options.cache_marks:  # (after telemetry: a mark is no change of the caller's)
+        out = mark_cache_breakpoint(out)
     return out, tel
 
 

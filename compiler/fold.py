@@ -35,16 +35,18 @@ from compiler.compact import (
     write_pointers,
 )
 from compiler.compact.compact import compact
+from compiler.compact.lossless import encoded
 from compiler.facts import PROVENANCE_RANK
 from compiler.frozen import build
 from compiler.layout import (
+    CHANGES_MARKER,
     REGISTER_MARKER,
     STATE_MARKER,
     STRIPPED_ROLES,
     declared_in_header,
     strip_compiled_one,
 )
-from compiler.layout.emit import emit
+from compiler.layout.emit import emit, keyed_state_lines
 from compiler.layout.recall import recall
 from compiler.protocol import DeclareState, render_instruction
 from compiler.read import Message, with_content
@@ -101,16 +103,23 @@ class Fold:
         # and whether any message states one (few histories do)
         self.stated: list[tuple[str | None, str | None]] = []
         self.statuses = False
+        # cache_friendly: each call point (an assistant turn) and the state lines before it
+        self.points: list[tuple[int, tuple]] = []
+        # cache_friendly: each payload's lossless re-encoding, None where there is none
+        self.encoded: dict[int, Compacted | None] = {}
 
     def copy(self) -> Fold:
         twin = Fold.__new__(Fold)
         twin.__dict__.update(self.__dict__)
-        lists = ("keys", "original", "warnings", "clean", "kinds", "read_keys", "sources", "stated")
+        lists = (
+            *("keys", "original", "warnings", "clean", "kinds", "read_keys", "sources"),
+            *("stated", "points"),
+        )
         for name in lists:
             setattr(twin, name, list(getattr(self, name)))
         names = (
             *("calls", "shaped", "elided", "decoded", "token_memo", "dict_memo"),
-            *("replacements", "shown", "repeated", "read"),
+            *("replacements", "shown", "repeated", "read", "encoded"),
         )
         for name in names:
             setattr(twin, name, dict(getattr(self, name)))
@@ -146,6 +155,8 @@ class Fold:
         turn = len(clean)
         if self.carried:  # declared in a header this message held, or one just before it
             self._fold_carried(turn)
+        if turn and message.role == "assistant" and self.options.mode == "cache_friendly":
+            self.points.append((turn, keyed_state_lines(self.fold.result(), self._number)))
         self.sources.append(len(self.original) - 1)
         declare = self.declare
         before = len(declare.observations)
@@ -156,9 +167,7 @@ class Fold:
         self.read_keys.append(next_read_key(message, kind, previous, self.calls, self.decoded))
         clean.append(message)
         self.kinds.append(kind)
-        # (only compact mode cuts repeated status lines: cache_friendly reads none)
-        compacting = self.options.mode == "compact"
-        stated = status_values(message.content or "") if compacting else _NO_STATUS
+        stated = status_values(message.content or "")
         self.stated.append(stated)
         self.statuses = self.statuses or stated != _NO_STATUS
 
@@ -172,7 +181,7 @@ class Fold:
         text = message.content
         if len(self.original) == 1 and text.startswith(STATE_MARKER):
             return True
-        return stripped is None and text.startswith((REGISTER_MARKER, STATE_MARKER))
+        return stripped is None and text.startswith((REGISTER_MARKER, STATE_MARKER, CHANGES_MARKER))
 
     def _carry(self, facts: tuple, gone: bool) -> None:
         """Declared facts read back from a stripped header (``emit.declared_in_header``).
@@ -222,7 +231,7 @@ class Fold:
         gone = frozenset(r.turn for r in retired)
         numbers = self._numbers()
         number = numbers.__getitem__ if numbers is not None else None
-        compacted = self._compacted(gone, number) if compacting else {}
+        compacted = self._compacted(gone, number) if compacting else self._first_sight()
         hit = recall(options.recall_query, clean, tuple(sorted(gone)))
         instruction = ""
         if options.teach_protocol:
@@ -237,6 +246,7 @@ class Fold:
             recall=hit,
             instruction=instruction,
             number=number,
+            points=tuple(self.points),
         )
         return build(  # Compilation(...), built as frozen.build builds
             Compilation,
@@ -272,6 +282,12 @@ class Fold:
         if len(self.sources) == len(original) == original[-1].line:
             return None
         return tuple(original[source].line - 1 for source in self.sources)
+
+    def _number(self, turn: int) -> int:
+        """One clean message's turn number as ``_numbers`` gives it (earlier turns keep
+        theirs as the history grows)."""
+        source = self.sources[turn]
+        return self.original[source].line - 1 if self.by_item else source
 
     def _skipped(self, numbers) -> bool:
         """Whether the reader may have skipped an item of the caller's list: numbering
@@ -334,6 +350,53 @@ class Fold:
             if result.changed:
                 done[index] = result
         return self._repeats(done, shown, gone, fresh, number)
+
+    def _first_sight(self) -> dict[int, Compacted]:
+        """``cache_friendly``: each payload as it is first shown, decided from it and the
+        history before it alone, so the same in every compile from the first that sees
+        it and no cached prefix is rewritten: JSON re-encoded losslessly where that is
+        shorter (``compact.lossless``), else SWE-agent status lines that repeat the ones
+        stated above left out (``repeats.drop_repeated_status``, as ``compact`` does)."""
+        done = {}
+        open_file = directory = None
+        for index, kind in enumerate(self.kinds):
+            known = self.encoded.get(index, _UNREAD)
+            if known is _UNREAD:
+                known = self._seen_first(index, kind, open_file, directory)
+                self.encoded[index] = known
+            if known is not None:
+                done[index] = known
+            stated = self.stated[index]
+            open_file = stated[0] if stated[0] is not None else open_file
+            directory = stated[1] if stated[1] is not None else directory
+        return done
+
+    def _seen_first(self, index: int, kind: Kind, open_file, directory) -> Compacted | None:
+        message = self.clean[index]
+        if kind is not Kind.MACHINE or message.role == "assistant" or not message.content:
+            return None
+        text = message.content
+        found = encoded(text)
+        if found is not None or self.stated[index] == _NO_STATUS:
+            return found
+        if open_file is None and directory is None:
+            return None  # the first status lines shown stay: they show what the lines say
+        cut = drop_repeated_status(text, open_file, directory)
+        if cut is None:
+            return None
+        return build(
+            Compacted,
+            text=cut[0],
+            shape=Repeat.STATUS.value,
+            original_chars=len(text),
+            compacted_chars=len(cut[0]),
+            rows_total=0,
+            rows_kept=0,
+            rows_dropped=0,
+            safety_rows_kept=0,
+            changed=True,
+            status_lines_dropped=cut[1],
+        )
 
     def _repeats(self, done: dict, shown: list, gone: frozenset[int], fresh, number=None) -> dict:
         """``done`` with what a payload repeats of another one still in front of the model
@@ -541,6 +604,7 @@ _JSON_START = re.compile(r"\s*[\[{]")
 # a JSON array (not a "[File: ...]" header): its rows are its elements (``elide_record``)
 _JSON_ARRAY = re.compile(r'\s*\[\s*[\[{"\]\d-]')
 _NO_STATUS = (None, None)
+_UNREAD = object()
 
 
 def _says(message: Message) -> bool:

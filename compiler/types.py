@@ -32,6 +32,9 @@ class Options:
     teach_protocol: bool = False
     declaration_policy: str = "flag"
     value_policy: str = "flag"
+    # mark the end of the stable prefix with ``cache_control`` (explicit breakpoints);
+    # off by default, so the output stays in the plain OpenAI message shape
+    cache_marks: bool = False
 
     @property
     def cache_key(self) -> tuple:
@@ -64,6 +67,10 @@ class Options:
         raw["schema"] = _schema(raw["schema"])
         raw["invariants"] = _invariants(raw["invariants"])
         raw["teach_protocol"] = bool(teach)
+        marks = raw["cache_marks"]
+        if not isinstance(marks, bool | int) or marks not in (0, 1):
+            raise OptionError(f"cache_marks must be true or false, got {marks!r}")
+        raw["cache_marks"] = bool(marks)
         return build(cls, **raw)  # every field given, validated: as cls(**raw) builds it
 
 

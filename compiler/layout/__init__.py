@@ -19,6 +19,7 @@ from compiler.layout.billing import (
     replay,
 )
 from compiler.layout.emit import (
+    CHANGES_MARKER,
     MODES,
     REGISTER_MARKER,
     STATE_MARKER,
@@ -26,12 +27,14 @@ from compiler.layout.emit import (
     Emitted,
     Recall,
     declared_in_header,
+    mark_cache_breakpoint,
     strip_compiled_one,
 )
 from compiler.layout.telemetry import message_tokens
 from compiler.layout.tokens import CharEstimator, ExactCounter, resolve_counter
 
 __all__ = [
+    "CHANGES_MARKER",
     "MODES",
     "REGISTER_MARKER",
     "STATE_MARKER",
@@ -50,6 +53,7 @@ __all__ = [
     "Recall",
     "bill",
     "declared_in_header",
+    "mark_cache_breakpoint",
     "message_tokens",
     "price_model",
     "render_message",

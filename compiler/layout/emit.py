@@ -2,9 +2,39 @@
 
 ``compact``: the state header goes at the head (into the first system
 message, or a new one), retired turns are left out, compacted payloads
-replace their originals. ``cache_friendly``: the input is emitted unchanged
-and the register is appended at the tail, so a prefix cache keyed on the
-conversation still hits.
+replace their originals. It sends the fewest tokens, and rewrites the early
+part of the prompt whenever a fact changes.
+
+``cache_friendly``: the input is emitted in order and the register goes into
+append-only *state notes*, so that the compile of ``history[:n+1]`` starts
+with the exact messages of the compile of ``history[:n]`` wherever the loop
+calls the model. Why: a provider bills the part of a prompt that repeats the
+previous prompt from its first token at a cached rate r (0.1 to 0.5 of the
+input price at OpenAI, 0.1 at Anthropic, whose writes cost 1.25). A note that
+moves with the tail is re-sent at the full rate on every call, and under
+Anthropic breakpoints a breakpoint on a moving tail is never read again: every
+call is then written at 1.25. A note that stays where it was written costs its
+tokens once at the full rate and then r per later call, like any message.
+
+* A *call point* is where the loop called the model: right before each
+  assistant message of the history (its prompt ended there), and the end of
+  the history (the call being compiled). The notes are a function of the
+  history up to their call point only, so the stateless API and the proxy
+  find the same ones without storing anything.
+* A note is placed at a call point only when the register's lines changed
+  since the previous note (a value or its flags: a fact stated again at a later
+  turn is what the model reads above already, and its turn alone is no change).
+  The first note holds the whole register (and the invariants and taught
+  protocol, which never change within a loop); later
+  ones hold only the lines that are new or changed (``[STATE_CHANGES]``),
+  since every earlier note stays in front of the model. A note is the whole
+  register again only when a slot left it (a delta cannot say that without a
+  line of a new shape). Re-sending the whole register every K notes would
+  cost its tokens at the full rate once and at r on every later call, for
+  nothing the model does not already read above: K is never.
+* ``cache_marks`` marks the last message, the end of the stable prefix (in
+  this layout every compile at a call point is a prefix of the next one), with
+  ``cache_control`` for targets with explicit breakpoints.
 
 Every block we write has a marker line followed by ``  - `` lines whose
 values are JSON-quoted (no raw newline can end a line early), so
@@ -28,6 +58,7 @@ from compiler.state import Entry, Register
 
 STATE_MARKER = "[ACTIVE_AGENT_STATE]"
 REGISTER_MARKER = "[STATE_REGISTER]"
+CHANGES_MARKER = "[STATE_CHANGES]"  # a state note holding only what changed since the last
 INVARIANTS_MARKER = "[DECLARED_INVARIANTS]"
 RECALL_MARKER = "[RETIRED_TURN_RECALL"
 MODES = ("compact", "cache_friendly")
@@ -41,7 +72,7 @@ _STATE_LINE = r'- ([a-z0-9_]+) = ("(?:[^"\\\n]|\\[^\n])*") \(turn \d+ \[([a-z]+(
 _RULE_LINE = r"- \S+(?: \S+)*"
 # (a client may have turned every line break into CRLF)
 _BLOCK = re.compile(
-    r"^(?:\[(?:ACTIVE_AGENT_STATE|STATE_REGISTER)\]\r?\n(?P<s>(?:  )?)"
+    r"^(?:\[(?:ACTIVE_AGENT_STATE|STATE_REGISTER|STATE_CHANGES)\]\r?\n(?P<s>(?:  )?)"
     rf"{_STATE_LINE}(?:\r?\n(?P=s){_STATE_LINE})*"
     r"|\[DECLARED_INVARIANTS\]\r?\n(?P<r>(?:  )?)"
     rf"{_RULE_LINE}(?:\r?\n(?P=r){_RULE_LINE})*)"
@@ -145,6 +176,14 @@ def declared_in_header(text: str) -> tuple[tuple[str, str, Op], ...]:
     return tuple(found)
 
 
+StateLines = tuple[tuple[str, str], ...]  # (slot, its line), in the register's order
+
+
+def keyed_state_lines(register: Register, number: Callable[[int], int] | None = None) -> StateLines:
+    """``state_lines``, each with its slot: what a state note compares."""
+    return tuple((entry.slot, _line(register, entry, number)) for entry in register.active)
+
+
 def state_lines(register: Register, number: Callable[[int], int] | None = None) -> list[str]:
     """One line per live slot: value, turn, provenance and flags. ``number`` gives the
     turn as the caller counts it (see ``Compilation.numbers``); by default, as read."""
@@ -188,20 +227,25 @@ def emit(
     recall: Recall | None = None,
     instruction: str = "",
     number: Callable[[int], int] | None = None,
+    points: tuple[tuple[int, StateLines], ...] = (),
 ) -> Emitted:
     """Lay the compiled messages out for ``mode``.
 
     ``instruction`` (the taught write protocol) goes into the first system
-    message in ``compact`` mode, and at the tail in ``cache_friendly`` mode so
-    the cached prefix stays untouched. ``number`` renumbers the turns the text
-    names (the state lines, a recall) as the caller counts them.
+    message in ``compact`` mode, and into the first state note in
+    ``cache_friendly`` mode so the cached prefix stays untouched. ``number``
+    renumbers the turns the text names (the state lines, a recall) as the
+    caller counts them. ``points`` (``cache_friendly``): each earlier call
+    point, the index of the assistant message it came before, with the state
+    lines as of there (``keyed_state_lines``).
     """
-    lines = state_lines(register, number)
     if recall is not None and number is not None:
         recall = replace(recall, turn=number(recall.turn))
     rules = invariant_lines(invariants)
     if mode == "cache_friendly":
-        return _cache_friendly(messages, lines, rules, instruction)
+        final = (len(messages), keyed_state_lines(register, number))
+        return _cache_friendly(messages, (*points, final), rules, instruction, compacted)
+    lines = state_lines(register, number)
     kept = [
         (i, _replaced(m, compacted[i]) if i in compacted else m)
         for i, m in enumerate(messages)
@@ -234,16 +278,109 @@ def _replaced(message: Message, replacement: str | Message) -> Message:
     return with_content(message, replacement)
 
 
-def _cache_friendly(messages, lines, rules, instruction) -> Emitted:
-    blocks = [render_block(REGISTER_MARKER, lines), render_block(INVARIANTS_MARKER, rules)]
-    blocks.append(instruction)
-    tail = "\n\n".join(b for b in blocks if b)
+def _cache_friendly(messages, points, rules, instruction, compacted) -> Emitted:
+    """The messages in order (a payload re-encoded losslessly where it was), a state note
+    before each call point whose lines changed."""
     out = list(messages)
+    for index, replacement in compacted.items():
+        out[index] = _replaced(messages[index], replacement)
     origins: list[int | None] = list(range(len(messages)))
-    if tail:
-        out.append(Message("system", tail))
-        origins.append(None)
+    for index, note in reversed(list(_notes(points, rules, instruction))):
+        out.insert(index, Message("system", note))
+        origins.insert(index, None)
     return build(Emitted, messages=tuple(out), origins=tuple(origins), recall_placed=False)
+
+
+def _notes(points, rules, instruction):
+    """(index, text) of each state note: the first holds the whole register, the rules
+    and the instruction; later ones what changed since the note before (the whole
+    register again where a slot left it).
+
+    Example:
+        >>> a = ("a", '  - a = "1" (turn 0 [inferred])')
+        >>> b = ("b", '  - b = "2" (turn 2 [inferred])')
+        >>> for index, text in _notes([(1, (a,)), (3, (a,)), (5, (a, b))], [], ""):
+        ...     print(index, text.splitlines())
+        1 ['[STATE_REGISTER]', '  - a = "1" (turn 0 [inferred])']
+        5 ['[STATE_CHANGES]', '  - b = "2" (turn 2 [inferred])']
+        >>> again = ("a", '  - a = "1" (turn 6 [inferred])')  # stated again: no note
+        >>> [index for index, _ in _notes([(1, (a,)), (7, (again,))], [], "")]
+        [1]
+    """
+    shown: dict[str, str] = {}  # slot: its line, as the notes so far leave it
+    first = True
+    before = None
+    for index, keyed in points:
+        if keyed == before:  # as at the point before, which its note (or none) settled
+            continue
+        before = keyed
+        lines = dict(keyed)
+        # a line is new when its value or flags are: the same fact stated again at a
+        # later turn is what the model reads above already
+        changed = [
+            (slot, line)
+            for slot, line in keyed
+            if line != (was := shown.get(slot)) and _unturned(was) != _unturned(line)
+        ]
+        gone = shown.keys() - lines.keys()
+        if not changed and not gone and not (first and (rules or instruction)):
+            continue
+        if first or gone:
+            blocks, now = [render_block(REGISTER_MARKER, list(lines.values()))], lines
+        else:
+            blocks = [render_block(CHANGES_MARKER, [line for _, line in changed])]
+            now = {**shown, **dict(changed)}
+        if first:
+            blocks += [render_block(INVARIANTS_MARKER, rules), instruction]
+        text = "\n\n".join(b for b in blocks if b)
+        if text:
+            yield index, text
+            first = False
+        shown = now
+
+
+def _unturned(line: str | None) -> str | None:
+    """A state line without its turn number (the last ``(turn N`` of a line is ours: the
+    value before it is quoted).
+
+    Example:
+        >>> _unturned('  - a = "1" (turn 12 [acted, pinned])')
+        '  - a = "1" ([acted, pinned])'
+    """
+    if line is None:
+        return None
+    head, _, tail = line.rpartition(" (turn ")
+    return f"{head} ({tail.partition(' ')[2]}"
+
+
+EPHEMERAL = {"type": "ephemeral"}
+
+
+def mark_cache_breakpoint(messages: list[dict]) -> list[dict]:
+    """``messages`` with the last one marked ``cache_control`` (a breakpoint where the
+    target takes explicit ones: Anthropic, or LiteLLM in front of it), in the content-part
+    form: a text content becomes one text part carrying the mark, a list of parts marks
+    its last part, a message with no text content (tool calls only) is marked itself.
+    In ``cache_friendly`` layout the last message ends the stable prefix: the next call's
+    prompt starts with this one. The text the model reads is unchanged.
+
+    Example:
+        >>> mark_cache_breakpoint([{"role": "user", "content": "hi"}])[0]["content"]
+        [{'type': 'text', 'text': 'hi', 'cache_control': {'type': 'ephemeral'}}]
+        >>> mark_cache_breakpoint([{"role": "assistant", "content": None}])[0]["cache_control"]
+        {'type': 'ephemeral'}
+    """
+    if not messages:
+        return messages
+    last = dict(messages[-1])
+    content = last.get("content")
+    if isinstance(content, str) and content:
+        last["content"] = [{"type": "text", "text": content, "cache_control": dict(EPHEMERAL)}]
+    elif isinstance(content, list) and content and isinstance(content[-1], dict):
+        last["content"] = [*content[:-1], {**content[-1], "cache_control": dict(EPHEMERAL)}]
+    else:
+        last["cache_control"] = dict(EPHEMERAL)
+    return [*messages[:-1], last]
 
 
 def _recall_text(recall: Recall) -> str:

@@ -65,7 +65,11 @@ def telemetry(result, *, counter, elapsed_ms: float, warnings, output: list[dict
     # (a list built only where there is something to list: an empty comprehension
     # costs a frame, and most compiles retire, compact, refuse and warn of nothing)
     retired = [n(r.turn) for r in result.retired] if result.retired else []
-    preserved = _prefix(result.original, result.emitted.messages, output)
+    emitted, given = result.emitted.messages, output
+    if mode == "cache_friendly":  # the caller's messages, with our state notes between them
+        kept = [i for i, origin in enumerate(result.emitted.origins) if origin is not None]
+        emitted, given = [emitted[i] for i in kept], [output[i] for i in kept]
+    preserved = _prefix(result.original, emitted, given)
     if result.skipped_at is not None:  # the caller's list differs from there on
         preserved = min(preserved, result.skipped_at)
     shown = {e.slot: reg.shown_value(e) for e in reg.active}

@@ -81,11 +81,14 @@ class Totals:
 
 
 def ours(mode: str, schema_name: str) -> Strategy:
-    """This project's compile in ``mode``, incremental as a loop calls it."""
+    """This project's compile in ``mode``, incremental as a loop calls it; ``cache_friendly``
+    marks the end of its stable prefix, which the ``anthropic`` price model (breakpoints
+    ``auto``) then caches up to."""
     schema = compiler.load_schema(schema_name)
+    marks = mode == "cache_friendly"
 
     def run(messages):
-        return compiler.compile_messages(messages, mode=mode, schema=schema)[0]
+        return compiler.compile_messages(messages, mode=mode, schema=schema, cache_marks=marks)[0]
 
     return Strategy(mode, f"this project, {mode}", run)
 
@@ -178,8 +181,10 @@ def run_one(messages: list[dict], strategy: Strategy, counter: str | None = None
             totals.costs[name] += account.charge(measure).cost
         if turn in wanted:
             probed[turn] = prompt
-        system_ok = system_ok and first_turn_kept(messages, prompt, "system") is not False
-        first_user_ok = first_user_ok and first_turn_kept(messages, prompt, "user") is not False
+        # the text each message shows, whether as a string or as parts (a cache mark)
+        shown = [{"content": content_text(m.get("content"))} for m in prompt]
+        system_ok = system_ok and first_turn_kept(messages, shown, "system") is not False
+        first_user_ok = first_user_ok and first_turn_kept(messages, shown, "user") is not False
     recall = identifier_recall(lambda history: (probed[len(history)], {}), [messages])
     totals.wanted, totals.kept = recall.wanted, recall.kept
     if first_turn_kept(messages, messages, "system") is not None:

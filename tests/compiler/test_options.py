@@ -22,6 +22,7 @@ MESSAGES = [
         ({"invariants": 5}, OptionError, "invariants must be a list"),
         ({"invariants": ["ok", 5]}, OptionError, "an invariant must be a string"),
         ({"teach_protocol": "false"}, OptionError, "teach_protocol must be true or false"),
+        ({"cache_marks": "yes"}, OptionError, "cache_marks must be true or false"),
         ({"schema": 5}, SchemaError, "got int"),
         ({"schema": ["logistics"]}, SchemaError, "got list"),
     ],

@@ -119,11 +119,17 @@ def test_it_counts_no_status_line_stated_only_in_a_stale_read():
     assert _texts(out)[4] == "ok\n\n(Open file: /repo/a.py)"
 
 
-def test_it_keeps_every_status_line_in_cache_friendly_mode():
+def test_cache_friendly_mode_leaves_out_repeated_status_lines_at_first_sight_only():
+    # decided from the payload and what came before it: the latest payload loses its
+    # repeats too, and a later turn never changes what an earlier compile sent
     history = _session(_shell("344"), _shell("345"))
     out, tel = _compile(history, mode="cache_friendly")
-    assert _texts(out) == [m["content"] for m in history]
-    assert tel["status_lines_dropped"] == 0
+    texts = _texts(out)
+    assert texts[:2] == [m["content"] for m in history[:2]]  # the task keeps its own
+    assert (texts[2], texts[4]) == ("344", "345")
+    assert tel["status_lines_dropped"] == 9  # 344, 345 and the closing output
+    shorter, _ = _compile(history[:5], mode="cache_friendly")
+    assert _texts(shorter) == texts[:5]
 
 
 # --- SWE-agent's review advice ---------------------------------------------------------------

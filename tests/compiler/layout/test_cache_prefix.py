@@ -1,8 +1,13 @@
 """cache_friendly's promise measured against what the caller sent, not what was read."""
 
 import json
+from pathlib import Path
 
 from compiler import compile_messages
+from compiler.read.formats import formats_many
+from compiler.read.messages import message_to_dict
+
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "formats"
 
 
 def test_a_role_written_out_in_another_spelling_ends_the_preserved_prefix_and_is_warned():
@@ -25,7 +30,9 @@ def test_messages_sent_as_the_api_spells_them_come_back_byte_identical():
         {"role": "assistant", "content": "hello"},
     ]
     out, tel = compile_messages(messages, mode="cache_friendly", invariants=["no refunds"])
-    assert json.dumps(out[:3]) == json.dumps(messages)
+    # the invariants go into a state note before the call point the assistant turn marks
+    assert out[2] == {"role": "system", "content": "[DECLARED_INVARIANTS]\n  - no refunds"}
+    assert json.dumps(out[:2] + out[3:]) == json.dumps(messages)
     assert tel["kv_cache_prefix_messages_preserved"] == 3 and tel["kv_cache_prefix_intact"]
     assert tel["parse_warnings"] == []
 
@@ -75,3 +82,33 @@ def test_a_history_resumed_from_the_cache_counts_a_stray_item_it_adds_at_the_end
     compile_messages(messages, mode="cache_friendly")  # cached: the next call resumes it
     _, tel = compile_messages([*messages, 42], mode="cache_friendly")
     assert tel["kv_cache_prefix_intact"] is False
+
+
+def _real_histories():
+    for name, schema in [
+        ("tau-airline-two-records.json", "travel"),
+        ("nebius-two-blocks.txt", "coding"),
+        ("swe-agent-function-calling.traj", "coding"),
+        ("few-shot-airline.jsonl", "travel"),
+    ]:
+        for _, parsed in formats_many((FIXTURES / name).read_text(encoding="utf-8")):
+            yield [message_to_dict(m) for m in parsed.messages], schema
+
+
+def test_each_call_of_a_replayed_loop_starts_with_the_exact_prompt_of_the_call_before():
+    # the call points: the prompt before each assistant turn, as an agent loop sends it
+    checked = 0
+    for history, schema in _real_histories():
+        for cache in (True, False):
+            before = None
+            for turn, message in enumerate(history):
+                if not turn or message["role"] != "assistant":
+                    continue
+                prompt, _ = compile_messages(
+                    history[:turn], schema=schema, mode="cache_friendly", cache=cache
+                )
+                if before is not None:
+                    assert json.dumps(prompt[: len(before)]) == json.dumps(before), (schema, turn)
+                    checked += 1
+                before = prompt
+    assert checked > 20

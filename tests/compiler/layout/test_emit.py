@@ -5,6 +5,7 @@ import json
 import pytest
 
 from compiler import OptionError, compile_messages, compile_transcript, load_schema
+from compiler.layout import PriceModel, bill, replay
 from tests.compiler.test_spec_examples import LOGISTICS
 
 CODING = load_schema("coding")
@@ -23,12 +24,20 @@ def session():
     ]
 
 
-def test_cache_friendly_keeps_the_input_prefix_byte_identical():
+NOTE_MARKERS = ("[STATE_REGISTER]", "[STATE_CHANGES]", "[DECLARED_INVARIANTS]", "[STATE_PROTOCOL]")
+
+
+def notes(compiled):
+    """The state notes a cache_friendly compile wrote between the caller's messages."""
+    return [m for m in compiled if m["role"] == "system" and m["content"].startswith(NOTE_MARKERS)]
+
+
+def test_cache_friendly_keeps_every_input_message_byte_identical_and_in_order():
     messages = session()
     compiled, telemetry = compile_messages(messages, schema=CODING, mode="cache_friendly")
-    assert json.dumps(compiled[: len(messages)]) == json.dumps(messages)
-    assert compiled[-1]["role"] == "system"
-    assert compiled[-1]["content"].startswith("[STATE_REGISTER]\n  - current_file")
+    written = notes(compiled)
+    assert json.dumps([m for m in compiled if m not in written]) == json.dumps(messages)
+    assert written[0]["content"].startswith("[STATE_REGISTER]\n  - current_file")
     assert telemetry["kv_cache_prefix_messages_preserved"] == len(messages)
     assert telemetry["kv_cache_prefix_intact"] is True
     assert telemetry["tool_payloads_compacted"] == 0
@@ -220,7 +229,7 @@ def test_compiled_output_read_back_as_plain_text_never_stacks_headers(mode, inva
     marker = "[ACTIVE_AGENT_STATE]" if mode == "compact" else "[STATE_REGISTER]"
     assert text.count(marker) == 1
     assert text.count("[DECLARED_INVARIANTS]") == len(invariants)
-    assert telemetry["compiled_markup_stripped"] == 1
+    assert telemetry["compiled_markup_stripped"] == (1 if mode == "compact" else len(notes(once)))
 
 
 @pytest.mark.parametrize(
@@ -374,3 +383,29 @@ def test_a_blank_system_message_is_kept_through_recompiles():
     twice, _ = compile_messages(once, schema=LOG)
     assert len(once) == len(twice)  # not dropped, with a new header message in its place
     assert once[0]["content"].endswith("\n\n   ") and twice[0]["content"].endswith("\n\n   ")
+
+
+def test_no_message_carries_cache_control_unless_marks_are_asked_for():
+    compiled, _ = compile_messages(session(), schema=CODING, mode="cache_friendly")
+    assert "cache_control" not in json.dumps(compiled)
+
+
+def test_cache_marks_mark_the_last_message_as_one_text_part_with_the_same_text():
+    plain, _ = compile_messages(session(), schema=CODING, mode="cache_friendly")
+    marked, _ = compile_messages(session(), schema=CODING, mode="cache_friendly", cache_marks=True)
+    assert marked[:-1] == plain[:-1]
+    assert marked[-1]["content"] == [
+        {"type": "text", "text": plain[-1]["content"], "cache_control": {"type": "ephemeral"}}
+    ]
+
+
+def test_breakpoints_on_auto_read_a_marked_loop_from_the_cache_call_after_call():
+    def marked(history):
+        return compile_messages(history, mode="cache_friendly", cache_marks=True)[0]
+
+    history = [{"role": "system", "content": "policy " * 2000}]
+    for turn in range(6):
+        history += [{"role": "user", "content": f"step {turn} " * 50}]
+        history += [{"role": "assistant", "content": f"done {turn}"}]
+    calls = bill(replay(history, marked), PriceModel.anthropic(breakpoints="auto")).calls
+    assert all(call.cached >= calls[0].tokens for call in calls[1:])

@@ -259,11 +259,12 @@ def test_teach_protocol_names_the_schema_slots_in_the_first_system_message_in_co
     assert 0 < tel["declarations"]["instruction_tokens"] < 225
 
 
-def test_teach_protocol_goes_to_the_tail_in_cache_friendly_mode():
+def test_teach_protocol_goes_into_the_first_state_note_in_cache_friendly_mode():
     messages = [{"role": "system", "content": "Be brief."}, user("hi"), asst("hello")]
     compiled, tel = compile_(messages, teach_protocol=True, mode="cache_friendly")
-    assert compiled[:3] == messages
-    assert "[STATE_PROTOCOL]" in compiled[-1]["content"]
+    # the note stands where the loop called the model: before the assistant turn
+    assert compiled[:2] + compiled[3:] == messages
+    assert "[STATE_PROTOCOL]" in compiled[2]["content"]
     assert tel["kv_cache_prefix_messages_preserved"] == 3
 
 
