@@ -187,7 +187,7 @@ def storage_problems(ident: str, parsed) -> list[str]:
     limit = Transcript._meta.get_field("external_id").max_length
     problems = [f"{named}: its id {p}" for p in [text_problem(ident, limit)] if p]
     for index, message in enumerate(parsed.messages):
-        for problem in value_problems(message_to_dict(message), "field"):
+        for problem in value_problems(message_to_dict(message, every_key=True), "field"):
             problems.append(f"{named}, message {index}, {problem}")
     for name, value in (("meta", dict(parsed.meta)), ("record", parsed.record)):
         problems += [f"{named}, {p}" for p in value_problems(value, name)]
@@ -264,7 +264,7 @@ def _transcript(corpus: Corpus, position: int, ident: str, parsed) -> Transcript
         family=family_of(ident),
         position=position,
         format=parsed.format,
-        messages=[message_to_dict(message) for message in parsed.messages],
+        messages=[message_to_dict(message, every_key=True) for message in parsed.messages],
         turn_count=len(parsed.messages),
         meta=dict(parsed.meta),
         record=parsed.record,

@@ -34,7 +34,8 @@ import re
 from typing import Any
 
 from compiler.compact.compact import Compacted
-from compiler.compact.compact_json import MIN_ROWS, _table
+from compiler.compact.json_collections import MIN_ROWS
+from compiler.compact.json_tables import as_table
 from compiler.frozen import build
 from compiler.read import CHECKING_DECODER, exact_numbers, may_be_json
 from compiler.read.jsonio import canonical_dumps, json_text
@@ -149,12 +150,12 @@ def _records_table(value: Any) -> str | None:
     if not isinstance(value, list) or len(value) < MIN_ROWS:
         return None
     if all(isinstance(row, dict) and row for row in value):
-        table = _table("records", value, None)
+        table = as_table("records", value, None)
         return None if table is None else table[0].lstrip("\n")
     if all(isinstance(group, list) and group for group in value) and all(
         isinstance(leg, dict) and leg for group in value for leg in group
     ):
-        table = _table("groups", value, None)
+        table = as_table("groups", value, None)
         return None if table is None else _GROUP + table[0].lstrip("\n")
     return None
 

@@ -173,17 +173,19 @@ CHAT_KEYS = frozenset(
 )
 
 
-def _owned_source(source: tuple) -> dict:
-    """``dict(source)`` less any key outside ``CHAT_KEYS``, each value ``owned``: text and
-    nulls, most of a message's values, are kept without a call for each."""
+def _owned_source(source: tuple, every_key: bool = False) -> dict:
+    """``dict(source)`` less any key outside ``CHAT_KEYS`` (unless ``every_key``), each
+    value ``owned``: text and nulls, most of a message's values, are kept without a call
+    for each."""
+    keep = None if every_key else CHAT_KEYS
     try:
         return {
             key: v if type(v) is str or v is None else _owned(v)
             for key, v in source
-            if key in CHAT_KEYS
+            if keep is None or key in keep
         }
     except RecursionError:  # nested deeper than the stack allows: copied without recursion
-        return {key: owned(v) for key, v in source if key in CHAT_KEYS}
+        return {key: owned(v) for key, v in source if keep is None or key in keep}
 
 
 def chat_keys_only(message: dict) -> dict:
@@ -316,11 +318,12 @@ def _is_text_part(part: Any) -> bool:
     return isinstance(part, dict) and isinstance(part.get("text"), str)
 
 
-def message_to_dict(message: Message) -> dict:
+def message_to_dict(message: Message, *, every_key: bool = False) -> dict:
     """The message as a dict, its lists and dicts new (``owned``); one read from a dict
-    keeps the keys a chat API takes (``CHAT_KEYS``) in their order, drops any other, and
-    gains ``tool_call_id`` where the reader linked the call it answers from another
-    spelling (SWE-agent's ``tool_call_ids: [id]``), so the chat API can pair it with its call.
+    keeps the keys a chat API takes (``CHAT_KEYS``) in their order, drops any other (all
+    are kept with ``every_key``, as a store of the transcript wants them), and gains
+    ``tool_call_id`` where the reader linked the call it answers from another spelling
+    (SWE-agent's ``tool_call_ids: [id]``), so the chat API can pair it with its call.
 
     Example:
         >>> message_to_dict(Message("user", "hi"))
@@ -329,11 +332,13 @@ def message_to_dict(message: Message) -> dict:
         ...           ("tool_call_ids", ["c1"]))
         >>> message_to_dict(Message("tool", "ok", tool_call_id="c1", source=source))
         {'role': 'tool', 'content': 'ok', 'tool_call_id': 'c1'}
+        >>> message_to_dict(Message("tool", "ok", source=source), every_key=True)["agent"]
+        'primary'
     """
     if message.source:
         # each list and dict copied as it is read: whatever is built from them below
         # (other content parts kept beside new text) is then new throughout
-        out = _owned_source(message.source)
+        out = _owned_source(message.source, every_key)
         role = out.get("role")
         if not isinstance(role, str) or API_ROLES.get(role) != message.role:
             out["role"] = message.role
