@@ -260,3 +260,20 @@ def test_what_a_booking_sets_is_the_new_reservations_not_the_one_in_hand():
         ("AAA111", 4),
         ("NEW999", None),
     ]
+
+
+def test_telemetry_names_the_entity_of_a_scoped_slots_history_only():
+    from compiler import compile_messages
+
+    messages = [
+        {"role": "user", "content": "My reservation ID is AAA111. Please upgrade to business."},
+        {"role": "assistant", "content": "Reservation ID: BBB222 is booked in economy."},
+        {"role": "user", "content": "Thanks."},
+    ]
+    _, telemetry = compile_messages(messages, schema="travel")
+    history = telemetry["state_history"]
+    assert [(row["value"], row.get("entity")) for row in history["cabin_class"]] == [
+        ("business", "AAA111"),
+        ("economy", "BBB222"),
+    ]
+    assert "entity" not in history["active_reservation"][0]
