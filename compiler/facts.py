@@ -20,6 +20,7 @@ class Op(StrEnum):
     REVOKE = "revoke"
     UNSURE = "unsure"
     END = "end"  # the value is over (a cancel): never asserted; the slot clears if it held it
+    START = "start"  # a new entity begins, not yet named (a booking): the slot's value is over
 
 
 class Provenance(StrEnum):

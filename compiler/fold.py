@@ -77,7 +77,7 @@ class Fold:
         self.markup_stripped = 0
         self.carried: tuple = ()  # declared facts of a stripped header, not folded yet
         self.declare = DeclareState(schema, options.declaration_policy, options.value_policy)
-        self.fold = RegisterFold(schema.immutable if schema else frozenset())
+        self.fold = RegisterFold(*((schema.immutable, schema.scopes) if schema else ()))
         self.task_seen = False
         self.calls: dict = {}
         self.shaped: dict[int, Compacted] = {}

@@ -67,8 +67,14 @@ STRIPPED_ROLES = frozenset({"system", "user"})
 
 # One line of each block exactly as ``_line`` / ``invariant_lines`` write it. The
 # two-space indent is optional (the plain-text reader strips a continuation indent),
-# but every line of a block must carry the same indent as its first.
-_STATE_LINE = r'- ([a-z0-9_]+) = ("(?:[^"\\\n]|\\[^\n])*") \(turn \d+ \[([a-z]+(?:, [a-z]+)*)\]\)'
+# but every line of a block must carry the same indent as its first. A line for another
+# entity than the current one starts with the entity slot and its value
+# (``state_lines``).
+_QUOTED = r'"(?:[^"\\\n]|\\[^\n])*"'
+_STATE_LINE = (
+    rf"- (?:([a-z0-9_]+) ({_QUOTED}): )?"
+    rf"([a-z0-9_]+) = ({_QUOTED}) \(turn \d+ \[([a-z]+(?:, [a-z]+)*)\]\)"
+)
 _RULE_LINE = r"- \S+(?: \S+)*"
 # (a client may have turned every line break into CRLF)
 _BLOCK = re.compile(
@@ -167,9 +173,9 @@ def declared_in_header(text: str) -> tuple[tuple[str, str, Op], ...]:
     for block in _BLOCK.finditer(text):
         if block.group().startswith(INVARIANTS_MARKER):
             continue
-        for slot, quoted, flags in _STATE_FIELDS.findall(block.group()):
+        for scope, _, slot, quoted, flags in _STATE_FIELDS.findall(block.group()):
             provenance, *marks = flags.split(", ")
-            if provenance != Provenance.DECLARED:
+            if provenance != Provenance.DECLARED or scope:  # (another entity's: not now)
                 continue
             op = Op.PIN if "pinned" in marks else Op.UNSURE if "unsure" in marks else Op.ASSERT
             found.append((slot, json.loads(quoted), op))
@@ -185,12 +191,22 @@ def keyed_state_lines(register: Register, number: Callable[[int], int] | None = 
 
 
 def state_lines(register: Register, number: Callable[[int], int] | None = None) -> list[str]:
-    """One line per live slot: value, turn, provenance and flags. ``number`` gives the
-    turn as the caller counts it (see ``Compilation.numbers``); by default, as read."""
-    return [_line(register, entry, number) for entry in register.active]
+    """One line per live slot: value, turn, provenance and flags; then one per live value
+    of a slot kept per entity for the other entities, led by the entity. ``number`` gives
+    the turn as the caller counts it (see ``Compilation.numbers``); by default, as read."""
+    lines = [_line(register, entry, number) for entry in register.active]
+    if register.others:
+        scopes = dict(register.scopes)
+        lines += [
+            _line(register, entry, number, f"{scopes[entry.slot]} {_quote(entry.entity or '')}: ")
+            for entry in register.others
+        ]
+    return lines
 
 
-def _line(register: Register, entry: Entry, number: Callable[[int], int] | None) -> str:
+def _line(
+    register: Register, entry: Entry, number: Callable[[int], int] | None, lead: str = ""
+) -> str:
     turn = entry.turn if number is None else number(entry.turn)
     flags = [entry.provenance._value_]  # (its value, without the call ``value`` makes)
     if entry.pinned:
@@ -198,7 +214,7 @@ def _line(register: Register, entry: Entry, number: Callable[[int], int] | None)
     if entry.unsure:
         flags.append("unsure")
     value = _quote(register.shown_value(entry))
-    return f"  - {entry.slot} = {value} (turn {turn} [{', '.join(flags)}])"
+    return f"  - {lead}{entry.slot} = {value} (turn {turn} [{', '.join(flags)}])"
 
 
 def _quote(value: str) -> str:

@@ -176,6 +176,8 @@ def _history(reg, n) -> dict:
                 "provenance": entry.provenance._value_,
                 "superseded_by": None if superseded is None else n(superseded),
                 "revoked_at": None if revoked is None else n(revoked),
+                # (a slot kept per entity names it; an unscoped slot's rows are as they were)
+                **({"entity": entry.entity} if entry.entity is not None else {}),
             }
         )
     return dict(sorted(history.items()))

@@ -5,16 +5,21 @@ register (retire, emit, telemetry) name them without the fold's machinery.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass, field
 
 from compiler.facts import Provenance
+from compiler.state.dates import iso_date
 
 MAX_VALUE_CHARS = 512
 
 
 @dataclass(frozen=True)
 class Entry:
-    """One value a slot held, from the turn that set it until it was replaced."""
+    """One value a slot held, from the turn that set it until it was replaced. A slot
+    the schema scopes by another (``scope``) holds a value per entity: ``entity`` is the
+    value the entity slot held when this one was set (None: it held none)."""
 
     slot: str
     value: str
@@ -25,6 +30,7 @@ class Entry:
     revoked_at: int | None = None
     pinned: bool = False
     unsure: bool = False
+    entity: str | None = None
 
     @property
     def live(self) -> bool:
@@ -54,7 +60,9 @@ class Refusal:
 
 @dataclass(frozen=True)
 class Register:
-    """The folded state: every entry ever set, and what is live now."""
+    """The folded state: every entry ever set, and what is live now: ``active``, one
+    entry per slot, a scoped slot's for the current entity; ``others``, a scoped slot's
+    live entries for the other entities (not those a tool call ended)."""
 
     history: tuple[Entry, ...]
     active: tuple[Entry, ...]
@@ -64,9 +72,35 @@ class Register:
     refusals: tuple[Refusal, ...] = ()
     reaffirmations: int = 0
     revoked: tuple[str, ...] = field(default=())
+    others: tuple[Entry, ...] = ()
+    scopes: tuple[tuple[str, str], ...] = ()  # scoped slot, its entity slot
 
     def shown_value(self, entry: Entry) -> str:
         """The value as the model receives it: capped at 512 characters."""
         if len(entry.value) <= MAX_VALUE_CHARS:
             return entry.value
         return entry.value[: MAX_VALUE_CHARS - 1] + "…"
+
+
+_DATE_CHARS = 30  # longer than any date ``iso_date`` reads ("September 30th, 2024")
+_YEAR = re.compile(r"\d{4}")  # a date the register compares carries its year
+
+
+def value_key(value: str) -> str:
+    """What makes two values the same value: case and Unicode composition aside, and a
+    date with its year however it is written (a date without one is compared as text:
+    May 20 of which year is not for the register to guess).
+
+    Example:
+        >>> value_key("Zu\u0308rich") == value_key("ZÜRICH")
+        True
+        >>> value_key("May 13, 2024") == value_key("2024-05-13") != value_key("May 13")
+        True
+    """
+    if len(value) <= _DATE_CHARS and _YEAR.search(value) is not None:
+        date = iso_date(value)
+        if date is not None:
+            return date
+    if value.isascii():
+        return value.casefold()
+    return unicodedata.normalize("NFC", value).casefold()

@@ -33,6 +33,7 @@ SPEAKING_ROLES = frozenset({"user", "assistant"})
 # enum costs several times reading a global.
 _SPEECH, _INFERRED, _ACTED, _ASSERT = Kind.SPEECH, Provenance.INFERRED, Provenance.ACTED, Op.ASSERT
 _OP_OF = {Effect.SETS: Op.ASSERT, Effect.ENDS: Op.END}
+_STARTS = Effect.STARTS
 
 
 def _observed(slot, value, turn, provenance, start=0, end=0, op=_ASSERT) -> Observation:
@@ -134,6 +135,9 @@ def extract_actions(calls, turn: int, acting: dict, memo=None) -> list[Observati
         arguments = _arguments(call.arguments, memo)
         for slot, mapping in mappings:
             if not mapping.commits:
+                continue
+            if mapping.effect is _STARTS:
+                found.append(_observed(slot, "", turn, _ACTED, op=Op.START))
                 continue
             value = _argument_at(arguments, mapping.steps)
             value = clean_value(value) if value is not None else ""

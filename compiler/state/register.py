@@ -11,6 +11,9 @@ back until it is declared again. An end (a tool call that cancels the value)
 closes that value: the slot clears if it held it, and speech naming the value
 again does not bring it back; only the agent acting on it or declaring it does.
 
+A slot the schema scopes by another (a cabin per reservation) is kept per entity
+(``entities``): its values for one entity never supersede another's.
+
 The state after turn k depends only on the state after turn k-1 and the
 observations of turn k (``RegisterFold.apply_turn``), so a caller that has
 folded a prefix can copy the fold and carry on from there.
@@ -18,24 +21,35 @@ folded a prefix can copy the fold and carry on from there.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from functools import partial
 
 from compiler.facts import PROVENANCE_RANK, Observation, Op, Provenance
 from compiler.frozen import build
-from compiler.state.dates import iso_date
-from compiler.state.entries import MAX_VALUE_CHARS, Conflict, Entry, Refusal, Register
+from compiler.state.entities import ENTITY_MARK, EntityScopes, by_slot
+from compiler.state.entries import (
+    MAX_VALUE_CHARS,
+    Conflict,
+    Entry,
+    Refusal,
+    Register,
+    value_key,
+)
 
 MAX_FACTS = 64
 
 
-class RegisterFold:
+class RegisterFold(EntityScopes):
     """The mutable fold behind ``register``; ``copy()`` snapshots it."""
 
-    def __init__(self, immutable: frozenset[str] = frozenset()):
+    def __init__(self, immutable: frozenset[str] = frozenset(), scopes=None):
         self.immutable = immutable
+        # scoped slot → its entity slot, and entity slot → the slots scoped by it
+        self.scopes: dict[str, str] = dict(scopes or {})
+        self.scoped: dict[str, tuple[str, ...]] = {}
+        for slot, scope in sorted(self.scopes.items()):
+            self.scoped[scope] = (*self.scoped.get(scope, ()), slot)
         self.entries: list[Entry] = []
+        # the live entry's index per key: the slot, or for a scoped slot ``entity_key``
         self.live: dict[str, int] = {}
         self.revoked: set[str] = set()
         self.conflicts: list[Conflict] = []
@@ -54,7 +68,11 @@ class RegisterFold:
         """One turn's observations; ``speaker`` is the role of the turn's author, when known
         (what speech says counts towards ``moved_on`` only then)."""
         if len(observations) > 1:  # (one needs no ordering)
-            observations = sorted(observations, key=lambda o: _OP_ORDER[o.op])
+            if self.scopes:  # an entity named in the turn first, then what is said of it
+                depth = self._depth
+                observations = sorted(observations, key=lambda o: (_OP_ORDER[o.op], depth(o)))
+            else:
+                observations = sorted(observations, key=lambda o: _OP_ORDER[o.op])
         for observation in observations:
             self.apply(observation, speaker)
 
@@ -65,6 +83,9 @@ class RegisterFold:
         if obs.op is _END:
             self._end(obs)
             return
+        if obs.op is _START:
+            self._start(obs)
+            return
         ended = self.ended.get(obs.slot)
         if ended and value_key(obs.value) in ended:
             if obs.provenance is _INFERRED:
@@ -72,33 +93,31 @@ class RegisterFold:
                 self.refusals.append(refusal)
                 return
             ended.discard(value_key(obs.value))  # the agent acts on it again, or declares it
-        current = self._current(obs.slot)
-        if obs.slot in self.revoked and obs.provenance is not _DECLARED:
+        key, entity = (obs.slot, None) if obs.slot not in self.scopes else self._entity(obs.slot)
+        current = self._current(key)
+        if key in self.revoked and obs.provenance is not _DECLARED:
             # the agent voided the slot: a value said or acted on since does not bring it
             # back, but it is reported, and its turn is kept while the slot stays void
             self.refusals.append(Refusal(obs.slot, obs.turn, REVOKED_SLOT, _REVOKED_WHY, obs.value))
             return
         if current is None:
-            self._set(current, obs)
+            self._set(current, obs, key=key, entity=entity)
             return
         same = current.value == obs.value or value_key(current.value) == value_key(obs.value)
         if same:
-            self.moving.pop(obs.slot, None)  # the held value said again: nobody moved on
-        elif self._moved_on(current, obs, speaker):
-            self._set(current, obs, self.moving.pop(obs.slot)[value_key(obs.value)][2])
+            self.moving.pop(key, None)  # the held value said again: nobody moved on
+        elif self._moved_on(current, obs, speaker, key):
+            supports = self.moving.pop(key)[value_key(obs.value)][2]
+            self._set(current, obs, supports, key, entity)
             return
         if self._blocked(current, obs, same):
             return
         if same:
-            self._reaffirm(current, obs)
+            self._reaffirm(current, obs, key)
             return
-        self._set(current, obs)
+        self._set(current, obs, key=key, entity=entity)
 
-    def _current(self, slot: str) -> Entry | None:
-        index = self.live.get(slot)
-        return None if index is None else self.entries[index]
-
-    def _moved_on(self, current: Entry, obs: Observation, speaker: str | None) -> bool:
+    def _moved_on(self, current: Entry, obs: Observation, speaker: str | None, key: str) -> bool:
         """Whether speech about another value than the stronger one held shows the
         conversation has moved on to it: since the held value was last said or acted on,
         both the user and the assistant have said this other value, each in a turn of their
@@ -120,7 +139,7 @@ class RegisterFold:
             return False
         if PROVENANCE_RANK[current.provenance] <= PROVENANCE_RANK[_INFERRED]:
             return False  # speech against speech: the last write wins anyway
-        said = self.moving.setdefault(obs.slot, {})
+        said = self.moving.setdefault(key, {})
         key = value_key(obs.value)
         value, speakers, turns = said.get(key, (obs.value, frozenset(), ()))
         if obs.turn not in turns:
@@ -147,7 +166,7 @@ class RegisterFold:
         else:
             self.conflicts.append(Conflict(obs.slot, current, obs.value, obs.turn, obs.provenance))
 
-    def _reaffirm(self, current: Entry, obs: Observation) -> None:
+    def _reaffirm(self, current: Entry, obs: Observation, key: str) -> None:
         """An equal value said again: the turn joins its supports. A stronger source (the
         agent acting on what the user said, or declaring it) takes the entry over, its
         turn and spelling with its provenance, so a header line names the turn that gives
@@ -159,7 +178,7 @@ class RegisterFold:
             source = obs  # its provenance, turn and spelling
         else:
             source = current
-        self.entries[self.live[obs.slot]] = _restated(
+        self.entries[self.live[key]] = _restated(
             current,
             source.provenance,
             supports,
@@ -170,14 +189,17 @@ class RegisterFold:
         )
         self.reaffirmations += 1
 
-    def _set(self, current: Entry | None, obs: Observation, supports=None) -> None:
-        """``obs`` becomes the slot's value; ``supports``: the turns that said it, when
-        more than its own (``_moved_on``)."""
+    def _set(self, current: Entry | None, obs: Observation, supports=None, key=None, entity=None):
+        """``obs`` becomes the value held under ``key`` (by default its slot; for a scoped
+        slot, its entity's: ``entity``); ``supports``: the turns that said it, when more
+        than its own (``_moved_on``)."""
+        if key is None:
+            key = obs.slot
         if current is not None:
-            self.entries[self.live[obs.slot]] = _ended(current, superseded_by=obs.turn)
-        self.moving.pop(obs.slot, None)
-        self.revoked.discard(obs.slot)
-        self.live[obs.slot] = len(self.entries)
+            self.entries[self.live[key]] = _ended(current, superseded_by=obs.turn)
+        self.moving.pop(key, None)
+        self.revoked.discard(key)
+        self.live[key] = len(self.entries)
         self.entries.append(
             _entry(
                 slot=obs.slot,
@@ -189,11 +211,15 @@ class RegisterFold:
                 unsure=obs.op is _UNSURE,
                 superseded_by=None,
                 revoked_at=None,
+                entity=entity,
             )
         )
+        if obs.slot in self.scoped:
+            self._adopt(obs.slot, obs.value)
 
     def _revoke(self, obs: Observation) -> None:
-        current = self._current(obs.slot)
+        key = self._key(obs.slot)
+        current = self._current(key)
         if current is None:
             self.refusals.append(
                 Refusal(obs.slot, obs.turn, "revoke_refused", "nothing to revoke: slot not set")
@@ -204,14 +230,15 @@ class RegisterFold:
                 Refusal(obs.slot, obs.turn, "revoke_refused", "pinned or immutable slot")
             )
             return
-        self.entries[self.live.pop(obs.slot)] = _ended(current, revoked_at=obs.turn)
-        self.moving.pop(obs.slot, None)
-        self.revoked.add(obs.slot)
+        self.entries[self.live.pop(key)] = _ended(current, revoked_at=obs.turn)
+        self.moving.pop(key, None)
+        self.revoked.add(key)
 
     def _end(self, obs: Observation) -> None:
         """A tool call ended ``obs.value``: it is over, whether or not the slot holds it."""
         self.ended.setdefault(obs.slot, set()).add(value_key(obs.value))
-        current = self._current(obs.slot)
+        key = self._key(obs.slot)
+        current = self._current(key)
         if current is None or value_key(current.value) != value_key(obs.value):
             return
         if current.pinned or obs.slot in self.immutable:
@@ -219,11 +246,26 @@ class RegisterFold:
                 Refusal(obs.slot, obs.turn, "end_refused", "pinned or immutable slot", obs.value)
             )
             return
-        self.entries[self.live.pop(obs.slot)] = _ended(current, revoked_at=obs.turn)
-        self.moving.pop(obs.slot, None)
+        self.entries[self.live.pop(key)] = _ended(current, revoked_at=obs.turn)
+        self.moving.pop(key, None)
+
+    def _start(self, obs: Observation) -> None:
+        """A tool call began a new entity of the slot's kind, not yet named: the value
+        held is replaced (by the value named next), not ended; a pinned or immutable one
+        stays."""
+        key = self._key(obs.slot)
+        current = self._current(key)
+        if current is None or current.pinned or obs.slot in self.immutable:
+            return
+        self.entries[self.live.pop(key)] = _ended(current, superseded_by=obs.turn)
+        self.moving.pop(key, None)
 
     def result(self) -> Register:
-        live = sorted((self.entries[i] for i in self.live.values()), key=lambda e: e.slot)
+        if self.scopes:
+            live, others = self._current_and_others()
+            others = others[:MAX_FACTS]
+        else:
+            live, others = sorted((self.entries[i] for i in self.live.values()), key=by_slot), []
         kept, dropped = _cap(live)
         return build(  # Register(...), built as frozen.build builds
             Register,
@@ -234,22 +276,23 @@ class RegisterFold:
             conflicts=tuple(self.conflicts),
             refusals=tuple(self.refusals),
             reaffirmations=self.reaffirmations,
-            revoked=tuple(sorted(self.revoked)),
+            revoked=tuple(sorted({key.split(ENTITY_MARK)[0] for key in self.revoked})),
+            others=tuple(others),
+            scopes=tuple(sorted(self.scopes.items())),
         )
 
 
-_DATE_CHARS = 30  # longer than any date ``iso_date`` reads ("September 30th, 2024")
-_YEAR = re.compile(r"\d{4}")  # a date the register compares carries its year
 REVOKED_SLOT = "revoked_slot_not_inferred"  # the kind of refusal for a value said after a revoke
 _REVOKED_WHY = "the slot was revoked; only a declaration sets it again"
 ENDED_VALUE = "ended_value_not_inferred"  # a value said again after a tool call ended it
 _ENDED_WHY = "a tool call ended this value; only acting on it or declaring it sets it again"
 
 # an end applies last: a cancel outranks a mention of the same value in its own turn
-_OP_ORDER = {Op.REVOKE: 0, Op.UNSURE: 1, Op.PIN: 2, Op.ASSERT: 3, Op.END: 4}
+# and a start first: what the call that begins an entity sets is the new entity's
+_OP_ORDER = {Op.START: -1, Op.REVOKE: 0, Op.UNSURE: 1, Op.PIN: 2, Op.ASSERT: 3, Op.END: 4}
 # Members the fold names once or more per observation, under module names: looking a
 # member up on its enum costs several times reading a global.
-_REVOKE, _PIN, _UNSURE, _END = Op.REVOKE, Op.PIN, Op.UNSURE, Op.END
+_REVOKE, _PIN, _UNSURE, _END, _START = Op.REVOKE, Op.PIN, Op.UNSURE, Op.END, Op.START
 _DECLARED, _INFERRED, _ASSERT = Provenance.DECLARED, Provenance.INFERRED, Op.ASSERT
 # who must both have said another value for the conversation to have moved on to it
 _SPEAKERS = frozenset({"user", "assistant"})
@@ -301,7 +344,7 @@ def _ended(entry: Entry, superseded_by: int | None = None, revoked_at: int | Non
 
 
 def _copy_fold(fold: RegisterFold) -> RegisterFold:
-    twin = RegisterFold(fold.immutable)
+    twin = RegisterFold(fold.immutable, fold.scopes)
     twin.entries = list(fold.entries)
     twin.live = dict(fold.live)
     twin.revoked = set(fold.revoked)
@@ -327,7 +370,7 @@ def _cap(live: list[Entry]) -> tuple[list[Entry], list[str]]:
 
 
 def register(
-    observations: tuple[Observation, ...], *, immutable=frozenset(), speakers=None
+    observations: tuple[Observation, ...], *, immutable=frozenset(), speakers=None, scopes=None
 ) -> Register:
     """Fold observations (in turn order) into the state register. ``speakers`` maps a
     turn to the role that spoke it, where known (``RegisterFold.apply_turn``).
@@ -340,7 +383,7 @@ def register(
         >>> [(e.value, e.turn, e.supports, e.superseded_by) for e in reg.history]
         [('economy', 0, (0, 2), 4), ('business', 4, (4,), None)]
     """
-    fold = RegisterFold(frozenset(immutable))
+    fold = RegisterFold(frozenset(immutable), scopes)
     batch: list[Observation] = []
     said = (speakers or {}).get
     for obs in observations:
@@ -351,23 +394,3 @@ def register(
     if batch:
         fold.apply_turn(batch, said(batch[0].turn))
     return fold.result()
-
-
-def value_key(value: str) -> str:
-    """What makes two values the same value: case and Unicode composition aside, and a
-    date with its year however it is written (a date without one is compared as text:
-    May 20 of which year is not for the register to guess).
-
-    Example:
-        >>> value_key("Zu\u0308rich") == value_key("ZÜRICH")
-        True
-        >>> value_key("May 13, 2024") == value_key("2024-05-13") != value_key("May 13")
-        True
-    """
-    if len(value) <= _DATE_CHARS and _YEAR.search(value) is not None:
-        date = iso_date(value)
-        if date is not None:
-            return date
-    if value.isascii():
-        return value.casefold()
-    return unicodedata.normalize("NFC", value).casefold()

@@ -5,7 +5,9 @@ revoked) and it is not a support of any live fact. A user's turn asks for
 something, so it needs more: each of its facts must have been answered in kind
 (``answered``), by a later request or decision of the user's for the slot, or by
 the agent acting on it or declaring it; an assistant merely saying another value
-(another reservation's cabin, in passing) leaves the request standing. The last two turns are
+(another reservation's cabin, in passing) leaves the request standing. A slot kept per
+entity (``scope``) is a chain per entity: a value said of one reservation supersedes and
+answers nothing said of another. The last two turns are
 never retired: they are the exchange the model is about to continue. Turns
 that take part in a tool call (the call and its result) stay, so a
 ``tool_call_id`` never loses its partner: that includes an assistant turn that
@@ -178,11 +180,27 @@ def restates(asked: str, said: str) -> bool:
     return long.startswith(short) and not long[len(short)].isalnum()
 
 
-def _later_entries(register: Register) -> dict[int, tuple[Entry, ...]]:
-    """Per entry of the history (by ``id``), the entries of its slot set after it."""
-    chains: dict[str, list[Entry]] = {}
+def chain_key(entry: Entry) -> tuple[str, str | None]:
+    """What an entry's value replaces and is replaced by: its slot's values, for a slot
+    kept per entity those of its entity.
+
+    Example:
+        >>> chain_key(Entry("cabin", "economy", 1, Provenance.INFERRED, (1,), entity="AB12CD"))
+        ('cabin', 'ab12cd')
+    """
+    return entry.slot, None if entry.entity is None else value_key(entry.entity)
+
+
+def _chains(register: Register) -> dict[tuple[str, str | None], list[Entry]]:
+    chains: dict[tuple[str, str | None], list[Entry]] = {}
     for entry in register.history:
-        chains.setdefault(entry.slot, []).append(entry)
+        chains.setdefault(chain_key(entry), []).append(entry)
+    return chains
+
+
+def _later_entries(register: Register) -> dict[int, tuple[Entry, ...]]:
+    """Per entry of the history (by ``id``), the entries of its chain set after it."""
+    chains = _chains(register)
     return {
         id(entry): tuple(chain[index + 1 :])
         for chain in chains.values()
@@ -214,10 +232,10 @@ def disputed_turns(register: Register) -> frozenset[int]:
     """
     # an entry is known by the turn that set it, its first support: a stronger source
     # restating it moves its ``turn`` (``register``), not where it began
-    live = {entry.slot: entry.supports[0] for entry in register.history if entry.live}
+    live = {chain_key(entry): entry.supports[0] for entry in register.history if entry.live}
     latest: dict[tuple[str, str], int] = {}  # (slot, refused value) → the latest turn
     for c in register.conflicts:
-        if live.get(c.slot) == c.kept.supports[0]:
+        if live.get(chain_key(c.kept)) == c.kept.supports[0]:
             key = (c.slot, value_key(c.refused_value))
             latest[key] = max(c.refused_turn, latest.get(key, c.refused_turn))
     voided = set(register.revoked)
@@ -251,11 +269,8 @@ def hedged_turns(register: Register) -> frozenset[int]:
         >>> hedged_turns(register((declared, guess)))
         frozenset()
     """
-    chains: dict[str, list[Entry]] = {}
-    for entry in register.history:
-        chains.setdefault(entry.slot, []).append(entry)
     kept = set()
-    for entries in chains.values():
+    for entries in _chains(register).values():
         if not (entries[-1].live and entries[-1].unsure):
             continue
         for entry in reversed(entries[:-1]):

@@ -23,7 +23,6 @@ and the measurement inside, as ``_measurement``. So are the peer's layout
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -38,7 +37,14 @@ from compiler.state.prefilter import (
     required_literals,
     shared_clauses,
 )
-from compiler.state.schema_format import Effect, PatternNote, action_effect, expand_authored
+from compiler.state.schema_format import (
+    Effect,
+    PatternNote,
+    action_effect,
+    check_scopes,
+    digest,
+    expand_authored,
+)
 from compiler.state.starts import (
     TEXT_START,
     leading_literals,
@@ -90,6 +96,7 @@ class Slot:
     patterns: tuple[re.Pattern, ...]
     contract: str | None = None
     actions: tuple[ActionMap, ...] = ()
+    scope: str | None = None
     needs: tuple = field(default=(), compare=False)
     leads: tuple = field(default=(), compare=False)
 
@@ -200,6 +207,11 @@ class Schema:
         set by tool calls alone)."""
         return tuple(slot for slot in self.slots if slot.patterns)
 
+    @cached_property
+    def scopes(self) -> dict[str, str]:
+        """Scoped slot → the entity slot it is kept per (``"scope"`` in the schema)."""
+        return {slot.name: slot.scope for slot in self.slots if slot.scope is not None}
+
     @property
     def slot_names(self) -> tuple[str, ...]:
         return tuple(slot.name for slot in self.slots)
@@ -297,6 +309,10 @@ def schema_from_dict(data: Any, *, default_name: str) -> Schema:
         raw_slots.pop("name", None)
         raw_slots.pop("immutable", None)  # read below, whatever the layout
     slots = tuple(_slot(key, value) for key, value in sorted(raw_slots.items()))
+    check_scopes(
+        {slot.name: slot.scope for slot in slots if slot.scope is not None},
+        frozenset(slot.name for slot in slots),
+    )
     immutable = data.get("immutable", data.get("__immutable__", ()))
     if not isinstance(immutable, list | tuple) or not all(isinstance(k, str) for k in immutable):
         raise SchemaError("'immutable' must be a list of slot names")
@@ -310,7 +326,7 @@ def schema_from_dict(data: Any, *, default_name: str) -> Schema:
         immutable=frozenset(immutable),
         comment=data.get("_comment", "") if isinstance(data.get("_comment"), str) else "",
         measurement=measurement,
-        digest=_digest(slots, immutable),
+        digest=digest(slots, immutable),
         notes=notes,
     )
 
@@ -332,7 +348,10 @@ def _slot(name: str, spec: Any) -> Slot:
         except re.error as exc:
             raise SchemaError(f"slot {name!r}: contract does not compile: {exc}") from exc
     actions = tuple(_action(name, a) for a in spec.get("actions", []))
-    return Slot(name=name, patterns=patterns, contract=contract, actions=actions)
+    scope = spec.get("scope")
+    if scope is not None and not isinstance(scope, str):
+        raise SchemaError(f"slot {name!r}: 'scope' must be the name of another slot")
+    return Slot(name=name, patterns=patterns, contract=contract, actions=actions, scope=scope)
 
 
 def compile_pattern(slot: str, pattern: Any) -> re.Pattern:
@@ -348,30 +367,14 @@ def compile_pattern(slot: str, pattern: Any) -> re.Pattern:
 
 
 def _action(slot: str, spec: Any) -> ActionMap:
+    starts = isinstance(spec, dict) and spec.get("effect") == Effect.STARTS
+    if starts and "argument" not in spec:  # (what it starts has no value in the call)
+        spec = {**spec, "argument": ""}
     if not isinstance(spec, dict) or not all(
         isinstance(spec.get(k), str) for k in ("tool", "argument")
     ):
         raise SchemaError(f"slot {slot!r}: an action needs 'tool' and 'argument' strings")
     return ActionMap(tool=spec["tool"], argument=spec["argument"], effect=action_effect(slot, spec))
-
-
-def _digest(slots: tuple[Slot, ...], immutable: Any) -> str:
-    body = {
-        slot.name: {
-            "patterns": [p.pattern for p in slot.patterns],
-            "contract": slot.contract,
-            "actions": [[a.tool, a.argument, _digested(a.effect)] for a in slot.actions],
-        }
-        for slot in slots
-    }
-    blob = json.dumps([body, sorted(immutable)], sort_keys=True).encode()
-    return hashlib.sha256(blob).hexdigest()[:16]
-
-
-def _digested(effect: Effect) -> bool | str:
-    """An effect as the digest writes it: the older ``commits`` flag where it says the
-    same, so a schema written without effects keeps its digest."""
-    return {Effect.SETS: True, Effect.READS: False}.get(effect, effect.value)
 
 
 def schema_summary(name: str) -> dict:

@@ -33,6 +33,8 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from dataclasses import dataclass
 from enum import StrEnum
@@ -48,12 +50,17 @@ class Effect(StrEnum):
     ``sets``: the value is asserted, as the agent's act (book, update). ``ends``: the
     value is over (cancel, delete): it is never asserted, and if it is the slot's current
     value the slot is cleared. ``reads``: the call only looks (get, search, list); it is no
-    action on the slot, and nothing is read from it.
+    action on the slot, and nothing is read from it. ``starts``: the call makes a new
+    entity of the slot's kind whose value it does not carry (a booking, whose id only its
+    result gives): the slot's value is replaced by none until the new one is named, so
+    what a slot scoped by it (``scope``) is set to meanwhile is the new entity's. A
+    ``starts`` mapping needs no ``argument``.
     """
 
     SETS = "sets"
     ENDS = "ends"
     READS = "reads"
+    STARTS = "starts"
 
 
 def action_effect(slot: str, spec: dict) -> Effect:
@@ -86,6 +93,39 @@ def action_effect(slot: str, spec: dict) -> Effect:
 
 
 _EFFECTS = frozenset(e.value for e in Effect)
+
+
+def check_scopes(scopes: dict[str, Any], slots: frozenset[str]) -> None:
+    """Refuse a ``scope`` that names no slot of the schema, or scopes that run in a cycle.
+
+    A slot with ``"scope": "active_reservation"`` holds a value per value of that slot
+    (its entity): a cabin per reservation. The entity slot may itself be scoped (a seat
+    per flight, a flight per reservation), but a chain must end at an unscoped slot.
+
+    Example:
+        >>> check_scopes({"cabin": "booking"}, frozenset({"cabin", "booking"}))
+        >>> check_scopes({"cabin": "bookin"}, frozenset({"cabin", "booking"}))
+        Traceback (most recent call last):
+        compiler.errors.SchemaError: slot 'cabin': scope 'bookin' names no slot of this schema
+        >>> check_scopes({"a": "b", "b": "a"}, frozenset({"a", "b"}))
+        Traceback (most recent call last):
+        compiler.errors.SchemaError: slot 'a': scope cycle a → b → a
+    """
+    for slot, scope in sorted(scopes.items()):
+        if not isinstance(scope, str):
+            raise SchemaError(f"slot {slot!r}: 'scope' must be the name of another slot")
+        if scope not in slots:
+            raise SchemaError(f"slot {slot!r}: scope {scope!r} names no slot of this schema")
+    for slot in sorted(scopes):
+        chain = [slot]
+        while chain[-1] in scopes:
+            after = scopes[chain[-1]]
+            if after in chain:
+                cycle = " → ".join((*chain[chain.index(after) :], after))
+                raise SchemaError(f"slot {slot!r}: scope cycle {cycle}")
+            chain.append(after)
+
+
 FRAGMENT_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 PATTERN_KEYS = frozenset({"regex", "reason", "matches", "rejects"})
 
@@ -292,3 +332,25 @@ def example_failures(note: PatternNote, flags: int) -> list[str]:
         if found is not None:
             failures.append(f"{note.label}: matches {text!r}, reading {found.group(1)!r}")
     return failures
+
+
+def digest(slots: tuple, immutable: Any) -> str:
+    """What identifies a schema's slots (``Slot``): patterns, contracts, actions, scopes."""
+    body = {
+        slot.name: {
+            "patterns": [p.pattern for p in slot.patterns],
+            "contract": slot.contract,
+            "actions": [[a.tool, a.argument, _digested(a.effect)] for a in slot.actions],
+            # (only where given, so a schema without scopes keeps its digest)
+            **({"scope": slot.scope} if slot.scope is not None else {}),
+        }
+        for slot in slots
+    }
+    blob = json.dumps([body, sorted(immutable)], sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _digested(effect: Effect) -> bool | str:
+    """An effect as the digest writes it: the older ``commits`` flag where it says the
+    same, so a schema written without effects keeps its digest."""
+    return {Effect.SETS: True, Effect.READS: False}.get(effect, effect.value)

@@ -33,7 +33,7 @@ class StateDAG:
 
     def __init__(self, schema=None):
         self._schema = load_schema(schema) if schema is not None else Schema("custom", ())
-        self._fold = RegisterFold(self._schema.immutable)
+        self._fold = RegisterFold(self._schema.immutable, self._schema.scopes)
         self._turns: list[int] = []
 
     @property
@@ -57,7 +57,9 @@ class StateDAG:
         slots = list(self._schema.slots)
         old = self._schema.slot(slot)
         if old is not None:
-            slots[slots.index(old)] = Slot(slot, old.patterns + compiled, old.contract, old.actions)
+            slots[slots.index(old)] = Slot(
+                slot, old.patterns + compiled, old.contract, old.actions, old.scope
+            )
         else:
             slots.append(Slot(slot, compiled))
         schema = self._schema
@@ -100,4 +102,5 @@ def _slot_data(slot: Slot) -> dict:
         "actions": [
             {"tool": a.tool, "argument": a.argument, "effect": a.effect.value} for a in slot.actions
         ],
+        **({"scope": slot.scope} if slot.scope is not None else {}),
     }

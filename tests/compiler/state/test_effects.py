@@ -46,7 +46,7 @@ def test_a_schema_written_with_commits_keeps_its_digest_when_written_with_effect
         (
             {"tool": "drop", "argument": "id", "effect": "deletes"},
             "slot 'booking', tool 'drop': unknown effect 'deletes'; "
-            "an effect is one of sets, ends, reads",
+            "an effect is one of sets, ends, reads, starts",
         ),
         (
             {"tool": "drop", "argument": "id", "effect": "ends", "commits": True},

@@ -28,6 +28,7 @@ from compiler.state.prefilter import (
     admits,
     fold,
 )
+from compiler.state.schema import Effect
 
 pytestmark = pytest.mark.shortcut
 
@@ -87,6 +88,9 @@ def _actions_by_every_mapping(calls, turn: int, schema) -> list[tuple[str, str]]
             arguments = None
         for slot, mapping in mappings:
             if not mapping.commits:
+                continue
+            if mapping.effect is Effect.STARTS:  # it begins an entity: no argument is read
+                found.append((slot, ""))
                 continue
             node = _walk(arguments, mapping.argument)
             if isinstance(node, bool | int | float) and not isinstance(node, str):

@@ -26,8 +26,8 @@ def test_an_ended_entry_is_the_entry_with_its_end_set():
 class _FoldAsItWas(RegisterFold):
     """The register fold with ``_reaffirm`` as it was: every field given by keyword."""
 
-    def _reaffirm(self, current, obs):
-        index = self.live[obs.slot]
+    def _reaffirm(self, current, obs, key):
+        index = self.live[key]
         stronger = PROVENANCE_RANK[obs.provenance] > PROVENANCE_RANK[current.provenance]
         supports = (
             current.supports if obs.turn in current.supports else (*current.supports, obs.turn)
@@ -42,6 +42,7 @@ class _FoldAsItWas(RegisterFold):
             unsure=_unsure_after(current, obs),
             superseded_by=None,
             revoked_at=None,
+            entity=current.entity,
         )
         self.reaffirmations += 1
 

@@ -83,6 +83,7 @@ def test_the_single_file_form_loads_to_the_same_schema_as_the_authored_one(tmp_p
                     {"tool": a.tool, "argument": a.argument, "effect": a.effect.value}
                     for a in slot.actions
                 ],
+                **({"scope": slot.scope} if slot.scope else {}),
             }
             for slot in shipped.slots
         },
