@@ -27,9 +27,9 @@ from compiler.layout.emit import (
     Emitted,
     Recall,
     declared_in_header,
-    mark_cache_breakpoint,
     strip_compiled_one,
 )
+from compiler.layout.marks import mark_cache_breakpoint
 from compiler.layout.telemetry import message_tokens
 from compiler.layout.tokens import CharEstimator, ExactCounter, resolve_counter
 
