@@ -74,6 +74,15 @@ class Row:
     compacted: dict | None = None
     removed: tuple[str, ...] = ()  # lines of a compacted payload its compiled form lacks
     links: tuple[int, ...] = ()  # the turns a compiled notice points at
+    note: int = 0  # an added row's place among the added rows: 0 the first, 1… later ones
+    header: bool = True  # an added row holding the whole current state (compact's header)
+
+    @property
+    def anchor(self) -> str:
+        """The row's id on the page: its turn, or ``added`` (``added-N`` for a later note)."""
+        if self.turn is not None:
+            return str(self.turn)
+        return f"added-{self.note}" if self.note else "added"
 
     @property
     def changed(self) -> bool:
@@ -210,6 +219,8 @@ def rows(read: list[tuple[int, Message]], compiled: list[dict], tel: dict) -> tu
     """One row per original turn, in order, and a row for a message the compile added
     (first in compact mode, last in cache-friendly mode). A state header the compile put
     into the first kept system message is shown as its own row, above that turn."""
+    if tel["mode"] == "cache_friendly":
+        return _with_notes(read, compiled, tel)
     where = alignment(read, tel, len(compiled))
     retired = {r["turn"]: r for r in tel["retired_turns"]}
     compacted = {c["turn"]: c for c in tel["compacted_payloads"]}
@@ -226,6 +237,47 @@ def rows(read: list[tuple[int, Message]], compiled: list[dict], tel: dict) -> tu
     if header:
         added = Row(None, Change.ADDED, None, compiled_side({"role": "system"}, text=header))
         out.insert(0 if tel["mode"] == "compact" else len(out), added)
+    return tuple(out)
+
+
+def is_state_note(message: dict) -> bool:
+    """Whether a compiled message is one the compile added whole (a cache-friendly state
+    note): a system message that is nothing but our blocks.
+
+    Example:
+        >>> from compiler import compile_messages
+        >>> history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]
+        >>> out, _ = compile_messages(history, mode="cache_friendly", invariants=["no refunds"])
+        >>> [is_state_note(message) for message in out]
+        [False, True, False]
+        >>> is_state_note({"role": "system", "content": "Be brief."})
+        False
+    """
+    content = message.get("content")
+    if message.get("role") != "system" or not isinstance(content, str):
+        return False
+    body, stripped = strip_compiled_one(Message("system", content))
+    return stripped and body is None
+
+
+def _with_notes(read, compiled: list[dict], tel: dict) -> tuple[Row, ...]:
+    """Cache-friendly rows: every turn kept in order, and each state note the compile
+    placed between turns as an added row where it stands."""
+    notes = [i for i, message in enumerate(compiled) if is_state_note(message)]
+    own = [i for i in range(len(compiled)) if i not in set(notes)]
+    if len(own) != len(read):
+        raise ValueError(f"{len(own)} compiled messages for {len(read)} turns")
+    compacted = {c["turn"]: c for c in tel["compacted_payloads"]}
+    out: list[Row] = []
+    turns = iter(read)
+    for position, message in enumerate(compiled):
+        if position in notes:
+            side = compiled_side({"role": "system"}, text=message.get("content") or "")
+            note = notes.index(position)
+            out.append(Row(None, Change.ADDED, None, side, note=note, header=False))
+            continue
+        turn, original = next(turns)
+        out.append(_row(turn, original, message, None, None, compacted.get(turn)))
     return tuple(out)
 
 

@@ -111,10 +111,14 @@ def test_all_turns_are_rows_when_changed_only_is_off(client, airline_text):
     assert "diff-gap" not in part
 
 
-def test_a_cache_friendly_compile_adds_its_register_as_the_last_row(client, airline_text):
+def test_a_cache_friendly_compile_shows_each_state_note_where_it_stands(client, airline_text):
     data = form_data(airline_text, mode="cache_friendly")
     part = client.post("/console", data, **HTMX).content.decode()
-    assert part.index('id="row-61"') < part.index('id="row-added"')
+    assert all(f'id="row-{n}"' in part for n in range(62))  # every turn kept, in its row
+    notes = part.count('data-change="added"')
+    assert notes >= 2 and 'id="row-added"' in part and f'id="row-added-{notes - 1}"' in part
+    # the first note stands before the first assistant turn that read it
+    assert part.index('id="row-added"') < part.index('id="row-2"')
     assert "diff-retired" not in part
 
 
