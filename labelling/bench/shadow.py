@@ -68,6 +68,17 @@ class Records:
     domain: str
 
 
+# how each way a declaration left a key in the final state is named, in this order
+FINAL_LABELS = (
+    ("added_in_schema", "added, in the schema"),
+    ("added_off_schema", "added, off the schema"),
+    ("changed", "changed (read path held another value)"),
+    ("agreed", "agreed with the read path"),
+    ("removed", "removed (read path held a value)"),
+    ("no_value", "named, no value either way"),
+)
+
+
 def aligned(capture: Capture, corpus_text: str) -> dict[str, tuple]:
     """The corpus transcripts the capture was made over; ``ShadowRefused`` if they differ."""
     corpus = corpus_transcripts(corpus_text, capture.id_scheme)
@@ -356,14 +367,7 @@ def render(figures: dict) -> str:
         f"final state, each key a transcript's declarations named ({named} keys, "
         f"{f['transcripts']} transcripts):"
     )
-    for name, label in (
-        ("added_in_schema", "added, in the schema"),
-        ("added_off_schema", "added, off the schema"),
-        ("changed", "changed (read path held another value)"),
-        ("agreed", "agreed with the read path"),
-        ("removed", "removed (read path held a value)"),
-        ("no_value", "named, no value either way"),
-    ):
+    for name, label in FINAL_LABELS:
         lines.append(f"  {label:<48}{final[name]:>5}")
     at = f["at_turn"]
     lines.append(

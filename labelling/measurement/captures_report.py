@@ -13,20 +13,13 @@ from pathlib import Path
 
 from compiler import CompilerError
 from labelling.bench.capture import corpus_transcripts
-from labelling.bench.shadow import captures_summary
+from labelling.bench.shadow import FINAL_LABELS, captures_summary
 
 CAPTURE_COMMAND = (
     "python -m labelling.bench capture --transcript ../shared/corpora/coding/nebius-sample.txt "
     "--schema coding --out captures/coding-14b.json"
 )
-FINAL = (
-    ("added_in_schema", "added, in the schema"),
-    ("added_off_schema", "added, off the schema"),
-    ("changed", "changed (read path held another value)"),
-    ("agreed", "agreed with the read path"),
-    ("removed", "removed (read path held a value)"),
-    ("no_value", "named, no value either way"),
-)
+
 AT_TURN = (
     ("same", "the read path held the same value"),
     ("other", "the read path held another value"),
@@ -112,7 +105,7 @@ def replay_lines(figures: dict) -> dict:
     final_n, at_turn_n = sum(final.values()), sum(at[k] for k, _ in AT_TURN)
     return {
         "final_n": final_n,
-        "final": [_line(k, label, final[k], final_n) for k, label in FINAL],
+        "final": [_line(k, label, final[k], final_n) for k, label in FINAL_LABELS],
         "at_turn_n": at_turn_n,
         "at_turn": [_line(k, label, at[k], at_turn_n) for k, label in AT_TURN],
         "wrong_shape": _line(

@@ -70,10 +70,7 @@ def rate_bars(title: str, rows: list[dict]) -> SafeString:
     for index, row in enumerate(rows):
         y = 8 + index * ROW
         label = escape(row["label"])
-        body.append(
-            f'<text x="{LABEL_W - 8}" y="{y + 14}" text-anchor="end" fill="currentColor">'
-            f"{label}</text>"
-        )
+        body.append(_row_label(label, y))
         if not row.get("n"):
             body.append(
                 f'<text x="{LABEL_W + 4}" y="{y + 14}" fill="currentColor">'
@@ -94,6 +91,13 @@ def rate_bars(title: str, rows: list[dict]) -> SafeString:
             f"{rate:.1%} (n={row['n']}, CI {low:.0%}–{high:.0%})</text></g>"
         )
     return _svg(WIDTH, height, title, body, "rate-bars")
+
+
+def _row_label(label: str, y: float) -> str:
+    """A bar's name, escaped already, right-aligned against the plot at row ``y``."""
+    return (
+        f'<text x="{LABEL_W - 8}" y="{y + 14}" text-anchor="end" fill="currentColor">{label}</text>'
+    )
 
 
 def _axis_ticks(plot: int, y: int) -> str:
@@ -249,10 +253,7 @@ def bill_bars(title: str, rows: list[dict]) -> SafeString:
     for index, row in enumerate(rows):
         y = 8 + index * ROW
         label = escape(row["label"])
-        body.append(
-            f'<text x="{LABEL_W - 8}" y="{y + 14}" text-anchor="end" fill="currentColor">'
-            f"{label}</text>"
-        )
+        body.append(_row_label(label, y))
         ratio = row["ratio"]
         if ratio is None:
             body.append(
