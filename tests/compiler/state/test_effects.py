@@ -129,3 +129,59 @@ def test_a_retail_order_the_agent_modifies_is_active_until_it_cancels_it():
         for messages in (after_modify, [*after_modify, *after_cancel])
     ]
     assert slots == [{"active_order": "#W4923227"}, {}]
+
+
+def _answer(call: dict, content: str) -> dict:
+    return {"role": "tool", "tool_call_id": call["tool_calls"][0]["id"], "content": content}
+
+
+_CHANGE_TO_ECONOMY = _call(
+    "update_reservation_flights",
+    reservation_id="ABC123",
+    cabin="economy",
+    flights=[{"flight_number": "HAT003", "date": "2024-05-19"}],
+    payment_id="gift_card_1",
+)
+_IN_BUSINESS = [
+    {"role": "user", "content": "My reservation ID is ABC123, please downgrade it."},
+    {"role": "assistant", "content": "Your reservation ABC123 is in business class now."},
+]
+
+
+def _slots(messages, schema="travel"):
+    return compile_messages(messages, schema=schema)[1]["active_state_slots"]
+
+
+def test_a_cabin_change_the_tool_refused_leaves_the_reservations_cabin_as_it_was():
+    refused = _answer(_CHANGE_TO_ECONOMY, "Error: not enough seats on flight HAT003")
+    slots = _slots([*_IN_BUSINESS, _CHANGE_TO_ECONOMY, refused])
+    assert (slots["cabin_class"], slots["active_reservation"]) == ("business", "ABC123")
+
+
+def test_a_cabin_change_the_tool_carried_out_sets_the_cabin():
+    done = _answer(_CHANGE_TO_ECONOMY, json.dumps({"reservation_id": "ABC123", "flights": []}))
+    assert _slots([*_IN_BUSINESS, _CHANGE_TO_ECONOMY, done])["cabin_class"] == "economy"
+
+
+def test_a_call_not_answered_yet_counts_as_done_until_its_refusal_comes():
+    unanswered = _slots([*_IN_BUSINESS, _CHANGE_TO_ECONOMY])
+    refused = _answer(_CHANGE_TO_ECONOMY, '{"error": "payment method not found"}')
+    answered = _slots([*_IN_BUSINESS, _CHANGE_TO_ECONOMY, refused])
+    assert (unanswered["cabin_class"], answered["cabin_class"]) == ("economy", "business")
+
+
+def test_a_cancel_the_tool_refused_leaves_the_reservation_active():
+    cancel = _call("cancel_reservation", reservation_id="ABC123")
+    refused = _answer(cancel, "Error: reservation cannot be cancelled")
+    slots = _slots([*_IN_BUSINESS, cancel, refused])
+    assert slots["active_reservation"] == "ABC123"
+
+
+def test_a_refused_booking_still_names_the_trip_but_begins_no_reservation():
+    flights = [{"flight_number": "HAT136", "date": "2024-05-20"}]
+    book = _call("book_reservation", origin="JFK", destination="SEA", cabin="economy",
+                 flights=flights)  # fmt: skip
+    refused = _answer(book, "Error: payment amount does not add up")
+    slots = _slots([*_IN_BUSINESS, book, refused])
+    assert (slots["origin_airport"], slots["active_reservation"]) == ("JFK", "ABC123")
+    assert slots["cabin_class"] == "business"
