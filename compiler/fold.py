@@ -13,7 +13,6 @@ and give the same bytes.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
 
 from compiler.compact import (
     Compacted,
@@ -37,7 +36,7 @@ from compiler.compact import (
 )
 from compiler.compact.compact import compact
 from compiler.compact.lossless import encoded
-from compiler.facts import PROVENANCE_RANK, Observation, Op
+from compiler.facts import PROVENANCE_RANK
 from compiler.frozen import build
 from compiler.layout import (
     CHANGES_MARKER,
@@ -51,46 +50,9 @@ from compiler.layout.emit import emit, keyed_state_lines
 from compiler.layout.recall import recall
 from compiler.protocol import DeclareState, render_instruction
 from compiler.read import Message, with_content
-from compiler.state import Kind, RegisterFold, call_failed, classify_next, extract_parts
+from compiler.state import Kind, RegisterFold, classify_next, extract_message
 from compiler.state.retire import retire
 from compiler.types import Compilation, Options
-
-
-@dataclass(frozen=True)
-class Held:
-    """An assistant turn's observations, held until the tool has answered the calls that
-    act. A call the tool refused ("Error: not enough seats on flight HAT290") changed
-    nothing: what it would have ended is not over, it began no new entity, and an entity's
-    own state (a slot with a scope: the reservation's cabin) is as it was. What it names is
-    still what the conversation is about (the reservation worked on, the trip's airports,
-    flights and dates), so those values stay. A call left unanswered (the history ends
-    with it, or the next message is not its answer) counts as done, as every call did
-    before answers were read."""
-
-    turn: int
-    speaker: str
-    said: tuple[Observation, ...]
-    calls: tuple[tuple[str | None, tuple[Observation, ...]], ...]
-    declared: tuple[Observation, ...]
-    waiting: frozenset[str]
-    failed: frozenset[str] = frozenset()
-
-    def answered(self, message: Message) -> Held:
-        """This turn's calls after ``message``, one of their answers."""
-        call = message.tool_call_id
-        failed = self.failed | {call} if call_failed(message.text) else self.failed
-        return replace(self, waiting=self.waiting - {call}, failed=failed)
-
-    def batch(self, scopes) -> list[Observation]:
-        """The turn's observations but what a refused call changed, in provenance order
-        (speech, then the calls, then declarations). ``scopes``: the scoped slots."""
-        acted = [
-            o
-            for call, found in self.calls
-            for o in found
-            if call not in self.failed or (o.op is Op.ASSERT and o.slot not in scopes)
-        ]
-        return [*self.said, *acted, *self.declared]
 
 
 class Fold:
@@ -116,8 +78,6 @@ class Fold:
         self.carried: tuple = ()  # declared facts of a stripped header, not folded yet
         self.declare = DeclareState(schema, options.declaration_policy, options.value_policy)
         self.fold = RegisterFold(*((schema.immutable, schema.scopes) if schema else ()))
-        # an assistant turn whose calls the tool has not answered yet (``Held``)
-        self.held: Held | None = None
         self.task_seen = False
         self.calls: dict = {}
         self.shaped: dict[int, Compacted] = {}
@@ -193,8 +153,6 @@ class Fold:
                 return
         clean = self.clean
         turn = len(clean)
-        if self.held is not None:
-            self._answer(message)
         if self.carried:  # declared in a header this message held, or one just before it
             self._fold_carried(turn)
         if turn and message.role == "assistant" and self.options.mode == "cache_friendly":
@@ -242,36 +200,15 @@ class Fold:
 
     def _observe(self, message: Message, kind: Kind, turn: int, declared) -> None:
         schema = self.options.schema
-        said, acted = [], ()
+        inferred = []
         if schema is not None:
             skip = self.declare.keys_by_turn.get(turn, ())
-            said, acted = extract_parts(message, kind, turn, schema, skip, self.decoded)
-        waiting = frozenset(call for call, found in acted if call and found)
-        calls = tuple((call, tuple(found)) for call, found in acted)
-        held = Held(turn, message.role, tuple(said), calls, tuple(declared), waiting)
-        if waiting:
-            self.held = held
-        else:
-            _apply(self.fold, held)
-
-    def _answer(self, message: Message) -> None:
-        """``message`` answers one of the held turn's calls, or the held turn is over."""
-        held = self.held
-        if message.role == "tool" and message.tool_call_id in held.waiting:
-            held = self.held = held.answered(message)
-            if held.waiting:
-                return
-        self.held = None
-        _apply(self.fold, held)
-
-    def _register(self):
-        """The register as the history stands: a turn whose calls are still unanswered
-        counts as done, in a copy, so the fold still takes their answers."""
-        if self.held is None:
-            return self.fold.result()
-        fold = self.fold.copy()
-        _apply(fold, self.held)
-        return fold.result()
+            inferred = extract_message(message, kind, turn, schema, skip, self.decoded)
+        if declared:
+            batch = sorted((*inferred, *declared), key=lambda o: PROVENANCE_RANK[o.provenance])
+            self.fold.apply_turn(batch, message.role)
+        elif inferred:  # in provenance order already: the read path's, then the action path's
+            self.fold.apply_turn(inferred, message.role)
 
     def finish(self, *, remember: bool = True) -> Compilation:
         """The whole-history stages: retire, compact, recall, emit. ``remember``: this
@@ -280,7 +217,7 @@ class Fold:
         options = self.options
         compacting = options.mode == "compact"
         clean, kinds = tuple(self.clean), tuple(self.kinds)
-        reg = self._register()
+        reg = self.fold.result()
         retired = ()
         if compacting:  # (the turns that call a tool are only asked for here)
             calling = frozenset(i for i, message in enumerate(clean) if message.tool_calls)
@@ -673,12 +610,3 @@ _UNREAD = object()
 def _says(message: Message) -> bool:
     """Whether a message holds any text (the task is the first user turn that does)."""
     return bool(message.content and message.content.strip())
-
-
-def _apply(fold: RegisterFold, held: Held) -> None:
-    """One turn's observations into the register, as its speaker's."""
-    batch = held.batch(fold.scopes)
-    if held.declared:
-        batch.sort(key=lambda o: PROVENANCE_RANK[o.provenance])
-    if batch:
-        fold.apply_turn(batch, held.speaker)

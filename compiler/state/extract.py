@@ -98,64 +98,16 @@ def extract_message(
     """What one message says (read path) and did (action path). ``memo`` holds the JSON
     texts decoded before (``jsonio.decode_json``): the read keys decode the same
     tool-call arguments (``compiler.compact.read_keys``)."""
-    said, acted = extract_parts(message, kind, turn, schema, declared, memo)
-    for _, found in acted:
-        said.extend(found)
-    return said
-
-
-def extract_parts(
-    message: Message, kind: Kind, turn: int, schema: Schema, declared=(), memo=None
-) -> tuple[list[Observation], tuple[tuple[str | None, list[Observation]], ...]]:
-    """``extract_message`` kept apart: what the message says, and per tool call (its id,
-    what it did), so a call the tool refused can be dropped when its answer comes."""
-    said: list[Observation] = []
+    found: list[Observation] = []
     if kind is _SPEECH and message.role in SPEAKING_ROLES:
-        said = extract_turn(message.content or "", turn, schema)
+        found = extract_turn(message.content or "", turn, schema)
         if declared:
-            said = [o for o in said if o.slot not in declared]
+            found = [o for o in found if o.slot not in declared]
     # only calls that set or end state are read: a lookup's arguments need not even be decoded
     acting = schema.committing_by_tool
-    if not (acting and message.role == "assistant" and message.tool_calls):
-        return said, ()
-    acted = tuple(
-        (call.id, extract_actions((call,), turn, acting, memo))
-        for call in message.tool_calls
-        if call.name in acting
-    )
-    return said, acted
-
-
-# A tool's answer that says the call was refused: "Error: not enough seats on flight
-# HAT290", "Exception: ...", or a JSON object carrying an ``error``.
-_FAILED_ANSWER = re.compile(r"\s*(?:error|exception)\b", re.IGNORECASE)
-
-
-def call_failed(answer: str) -> bool:
-    """Whether a tool's answer says the call was refused, so it changed nothing.
-
-    Only whether the call took effect is read from the answer, never a value: state is
-    still not inferred from machine output.
-
-    Example:
-        >>> call_failed("Error: not enough seats on flight HAT290")
-        True
-        >>> call_failed('{"error": "payment method not found"}')
-        True
-        >>> call_failed('{"reservation_id": "ABC123", "cabin": "economy"}'), call_failed("")
-        (False, False)
-        >>> call_failed("No errors were found in the booking.")
-        False
-    """
-    if _FAILED_ANSWER.match(answer):
-        return True
-    if not answer.lstrip().startswith("{"):
-        return False
-    try:
-        decoded = json.loads(answer)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(decoded, dict) and bool(decoded.get("error"))
+    if acting and message.role == "assistant" and message.tool_calls:
+        found.extend(extract_actions(message.tool_calls, turn, acting, memo))
+    return found
 
 
 def extract_actions(calls, turn: int, acting: dict, memo=None) -> list[Observation]:
