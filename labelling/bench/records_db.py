@@ -52,6 +52,7 @@ class Kind(StrEnum):
     RESERVATION = "reservation"
     ORDER = "order"
     USER = "user"
+    FLIGHT = "flight"
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,11 @@ DOMAINS = {
         "airline",
         "travel",
         ("airline/gpt-4o-trajectories-dev.json", "airline/few_shot.jsonl"),
-        ((Kind.RESERVATION, "airline/db/reservations.json"), (Kind.USER, "airline/db/users.json")),
+        (
+            (Kind.RESERVATION, "airline/db/reservations.json"),
+            (Kind.USER, "airline/db/users.json"),
+            (Kind.FLIGHT, "airline/db/flights.json"),
+        ),
     ),
     "retail": Domain(
         "retail",
@@ -185,9 +190,51 @@ def _payments(s: Snapshot, db: Database) -> list:
     return [(i, db.card_brand(i)) for i in ids if isinstance(i, str)]
 
 
+def priced_cabin(record: dict, db: Database) -> str | None:
+    """The cabin every flight of a reservation record is priced in, by the flight
+    table's price for that flight and date; None when a flight has no price there or
+    the prices name no single cabin.
+
+    The airline environment's ``update_reservation_flights(cabin=...)`` prices every
+    flight of the new itinerary in the cabin asked for, bills the difference, and returns
+    the record without writing its ``cabin`` field, so after a cabin change the field
+    still names the old one while the prices show the new. Records loaded from the
+    database were priced apart from the flight table and show no cabin this way.
+
+    Example:
+        >>> table = {"HAT1": {"dates": {"2024-05-24": {"prices": {"economy": 105,
+        ...     "business": 496}}}}}
+        >>> db = Database.of({Kind.FLIGHT: table})
+        >>> changed = {"cabin": "business", "flights": [
+        ...     {"flight_number": "HAT1", "date": "2024-05-24", "price": 105}]}
+        >>> priced_cabin(changed, db)
+        'economy'
+        >>> priced_cabin({**changed, "flights": [{**changed["flights"][0], "price": 80}]}, db)
+    """
+    flights = db.records.get(Kind.FLIGHT, {})
+    cabins: set[str] | None = None
+    for leg in record.get("flights") or ():
+        table = flights.get(leg.get("flight_number"), {}).get("dates", {}).get(leg.get("date"))
+        prices = (table or {}).get("prices") or {}
+        matching = {cabin for cabin, price in prices.items() if price == leg.get("price")}
+        cabins = matching if cabins is None else cabins & matching
+        if not cabins:
+            return None
+    return next(iter(cabins)) if cabins and len(cabins) == 1 else None
+
+
+def _cabin(s: Snapshot, db: Database) -> list:
+    if s.kind is not Kind.RESERVATION:
+        return []
+    return [priced_cabin(s.record, db) or s.record.get("cabin")]
+
+
 FIELDS: dict[str, dict[str, Field]] = {
     "travel": {
-        "cabin_class": Field("reservation.cabin", _reservation(lambda r: [r.get("cabin")])),
+        "cabin_class": Field(
+            "reservation.cabin, or the one cabin its flights are priced in (flight table)",
+            _cabin,
+        ),
         "active_reservation": Field(
             "reservation.reservation_id; user.reservations", _reservation_ids
         ),

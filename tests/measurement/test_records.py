@@ -170,17 +170,34 @@ def test_a_booking_is_corroborated_by_the_record_the_booking_returned(airline):
     assert scored["total"]["contradicted"] == 0
 
 
-def test_a_change_the_environment_never_applied_is_contradicted_and_said_so(airline):
+def test_a_cabin_change_is_read_from_the_prices_the_environment_charged(airline):
     # task6-trial0: update_reservation_flights(cabin="economy") returns the reservation
-    # still in business; the gold action is economy.
-    case = next(
+    # with its cabin field still "business" and every flight priced in economy.
+    case = [
         c
         for c in airline["contradicted"]
         if c["transcript"].endswith("#task6-trial0") and c["slot"] == "cabin_class"
-    )
-    assert (case["value"], case["notes"]) == ("economy", ["unapplied", "gold_agrees"])
-    assert [s["values"] for s in case["after"]] == [["business"]]
-    assert any(q["turn"] == case["turn"] for q in case["quote"])
+    ]
+    assert case == []
+    assert airline["by_slot"]["cabin_class"]["contradicted"] == 0
+
+
+def test_a_record_priced_in_one_cabin_corroborates_it_against_its_cabin_field():
+    flights = {"HAT1": {"dates": {"2024-05-24": {"prices": {"economy": 105, "business": 496}}}}}
+    db = Database.of({Kind.FLIGHT: flights})
+    leg = {"flight_number": "HAT1", "date": "2024-05-24", "price": 105}
+    states = [Snapshot(7, Kind.RESERVATION, "ABC123", _reservation("business", flights=[leg]))]
+    entry = _entry("cabin_class", "economy", 6, Provenance.ACTED)
+    assert score_entry(entry, states, db, "travel")[:2] == (Bucket.CORROBORATED, "")
+
+
+def test_a_record_whose_prices_name_no_cabin_is_read_by_its_cabin_field():
+    flights = {"HAT1": {"dates": {"2024-05-24": {"prices": {"economy": 105, "business": 496}}}}}
+    db = Database.of({Kind.FLIGHT: flights})
+    leg = {"flight_number": "HAT1", "date": "2024-05-24", "price": 80}
+    states = [Snapshot(7, Kind.RESERVATION, "ABC123", _reservation("business", flights=[leg]))]
+    entry = _entry("cabin_class", "economy", 6, Provenance.ACTED)
+    assert score_entry(entry, states, db, "travel")[0] is Bucket.CONTRADICTED
 
 
 def test_the_final_register_is_checked_against_the_gold_actions(airline):
