@@ -95,10 +95,21 @@ class VerdictForm(forms.Form):
     )
     version = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
 
+    def __init__(self, *args, verdicts=None, **kwargs):
+        """``verdicts``: the worksheet's kind's verdicts (default: every verdict)."""
+        super().__init__(*args, **kwargs)
+        if verdicts is not None:
+            self.fields["verdict"].choices = [(v.value, v.label) for v in verdicts]
+
 
 class AdjudicationForm(forms.Form):
     verdict = forms.ChoiceField(choices=VerdictChoice.choices, widget=forms.RadioSelect)
     reason = forms.CharField(max_length=4000, widget=forms.Textarea(attrs={"rows": 2}))
+
+    def __init__(self, *args, verdicts=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if verdicts is not None:
+            self.fields["verdict"].choices = [(v.value, v.label) for v in verdicts]
 
 
 class LabelImportForm(forms.Form):

@@ -25,12 +25,13 @@ from labelling.models import (
     Label,
     Provenance,
     Role,
-    VerdictChoice,
     Worksheet,
+    WorksheetKind,
 )
 from labelling.verdicts import RowState, RowStatus, durable_commit, row_states
 
 FORMAT = "contextgc-labels/1"
+EXTRACTION_VERDICTS = [str(v) for v in WorksheetKind.EXTRACTION.verdicts]
 ROW_FIELDS = (
     "transcript",
     "family",
@@ -125,6 +126,9 @@ def _row_from_state(state: RowState, worksheet: Worksheet) -> dict:
 
 
 def describe(state: RowState) -> str:
+    if state.row.retirement_id is not None:
+        r = state.row.retirement
+        return f"row {state.row.position} (retired turn {r.turn} of {r.transcript.external_id})"
     e = state.row.extraction
     return (
         f"row {state.row.position} ({e.slot} = {e.value!r}, "
@@ -145,14 +149,25 @@ def blockers(states: list[RowState]) -> list[str]:
     return reasons
 
 
-def export_worksheet(worksheet: Worksheet) -> dict:
-    """The label file of a finished worksheet; ``ExportRefused`` naming what is open."""
+def finished_states(worksheet: Worksheet) -> list[RowState]:
+    """Every row's state, or ``ExportRefused`` naming each row still open."""
     states = row_states(worksheet)
     reasons = blockers(states)
     if not states:
         reasons = ["the worksheet has no rows"]
     if reasons:
         raise ExportRefused(reasons)
+    return states
+
+
+def export_worksheet(worksheet: Worksheet) -> dict:
+    """The label file of a finished worksheet; ``ExportRefused`` naming what is open.
+    A retirement worksheet gives a retirement label file (``retirement_labels``)."""
+    if worksheet.kind == WorksheetKind.RETIREMENT:
+        from labelling import retirement_labels
+
+        return retirement_labels.export_worksheet(worksheet)
+    states = finished_states(worksheet)
     rows = [_row_from_state(state, worksheet) for state in states]
     return _document(worksheet.run.corpus, worksheet.schema_name, rows)
 
@@ -169,8 +184,12 @@ def _row_from_label(label: Label) -> dict:
     return {key: values[key] for key in ROW_FIELDS}
 
 
-def export_labels(corpus: Corpus, schema_name: str) -> dict:
-    """The label file of every stored label of ``corpus`` under ``schema_name``."""
+def export_labels(corpus: Corpus, schema_name: str, kind: str = WorksheetKind.EXTRACTION) -> dict:
+    """The label file of every stored label of ``kind`` of ``corpus`` under ``schema_name``."""
+    if kind == WorksheetKind.RETIREMENT:
+        from labelling import retirement_labels
+
+        return retirement_labels.export_labels(corpus, schema_name)
     labels = Label.objects.filter(transcript__corpus=corpus, schema_name=schema_name)
     return _document(
         corpus, schema_name, [_row_from_label(x) for x in labels.select_related("transcript")]
@@ -198,11 +217,11 @@ _TURN_LIMIT = 2**31  # a PositiveIntegerField on PostgreSQL holds less
 _TEXT_FIELDS = ("slot", "value", "note", "adjudicated_by", "schema_digest", "compiler_version")
 
 
-def _text_problem(name: str, text) -> str | None:
-    """Why ``text`` cannot be stored as the field ``name`` on every backend, or None."""
+def _text_problem(name: str, text, model=Label) -> str | None:
+    """Why ``text`` cannot be stored as ``model``'s field ``name`` on every backend, or None."""
     if not isinstance(text, str):
         return f"{name} must be text, not {type(text).__name__}"
-    limit = getattr(Label._meta.get_field(name), "max_length", None)
+    limit = getattr(model._meta.get_field(name), "max_length", None)
     if limit is not None and len(text) > limit:
         return f"{name} is {len(text)} characters; at most {limit} are stored"
     if "\x00" in text:
@@ -240,8 +259,8 @@ def _row_problems(index: int, row, transcripts: dict) -> list[str]:
     named = isinstance(reviewers, list) and bool(reviewers)
     checks = [
         (
-            row["verdict"] in VerdictChoice.values,
-            f"verdict {row['verdict']!r} is not one of " + ", ".join(VerdictChoice.values),
+            row["verdict"] in EXTRACTION_VERDICTS,
+            f"verdict {row['verdict']!r} is not one of " + ", ".join(EXTRACTION_VERDICTS),
         ),
         (row["provenance"] in Provenance.values, f"unknown provenance {row['provenance']!r}"),
         (row["role"] in Role.values, f"unknown role {row['role']!r}"),
@@ -294,7 +313,19 @@ def _label(row: dict, transcript, schema_name: str, worksheet) -> Label:
 
 
 def import_labels(document: dict, *, worksheet: Worksheet | None = None) -> ImportSummary:
-    """Store every row of a label file as a ``Label``; all of them or none."""
+    """Store every row of a label file as a ``Label`` (a retirement label file's as a
+    ``RetirementLabel``); all of them or none."""
+    corpus, schema_name = label_set(document)
+    if document.get("kind") == WorksheetKind.RETIREMENT:
+        from labelling import retirement_labels
+
+        return retirement_labels.import_labels(document, corpus, schema_name, worksheet)
+    transcripts = {t.external_id: t for t in corpus.transcripts.all()}
+    return _import_extraction_labels(document, schema_name, transcripts, worksheet)
+
+
+def label_set(document: dict) -> tuple[Corpus, str]:
+    """The corpus and schema a label file names, or ``LabelImportRefused`` saying why not."""
     corpus = Corpus.objects.filter(name=document.get("corpus")).first()
     if corpus is None:
         raise LabelImportRefused([f"no corpus called {document.get('corpus')!r}: import it first"])
@@ -310,7 +341,10 @@ def import_labels(document: dict, *, worksheet: Worksheet | None = None) -> Impo
     if schema_name not in list_schemas():  # the pages that show labels offer only these
         shipped = ", ".join(list_schemas())
         raise LabelImportRefused([f'"schema": {schema_name!r} is not one of {shipped}'])
-    transcripts = {t.external_id: t for t in corpus.transcripts.all()}
+    return corpus, schema_name
+
+
+def _import_extraction_labels(document, schema_name, transcripts, worksheet) -> ImportSummary:
     problems, seen = [], set()
     for index, row in enumerate(document["labels"]):
         found = _row_problems(index, row, transcripts)
