@@ -241,8 +241,28 @@ def retirement_figure(documents: list[dict], name: str = "retired turns") -> Fig
 
 
 def retirement_figures(documents: list[dict]) -> list[Figure]:
-    """The figure over every file, then one per corpus (by name)."""
-    by_corpus = sorted({d["corpus"] for d in documents})
+    """The figure over every file, then one per schema (the corpora of one domain: travel
+    for airline, logistics for retail, coding)."""
+    schemas = sorted({d["schema"] for d in documents})
     return [retirement_figure(documents, "all corpora")] + [
-        retirement_figure([d for d in documents if d["corpus"] == c], c) for c in by_corpus
+        retirement_figure([d for d in documents if d["schema"] == s], f"{s} schema")
+        for s in schemas
     ]
+
+
+def figure_data(f: Figure) -> dict:
+    """One figure as plain data, in the shape the corpus report's precision rows take
+    (``wilson95`` is Wilson's 95% interval over units)."""
+    return {
+        "name": f.name,
+        "rows": f.rows,
+        "correct": f.correct,
+        "incorrect": f.incorrect,
+        "unclear": f.unclear,
+        "row_precision": f.row_precision,
+        "units": f.unit_n,
+        "units_correct": f.unit_correct,
+        "unit_precision": f.unit_precision,
+        "wilson95": list(f.interval) if f.unit_n else None,
+        "warnings": f.warnings,
+    }

@@ -11,7 +11,9 @@ reviewer read. A row is keyed by transcript and turn, so it survives a recompile
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from compiler import canonical_dumps
@@ -24,9 +26,14 @@ from labelling.labels import (
     _quote_problem,
     _text_problem,
     finished_states,
+    parse,
 )
 from labelling.models import Corpus, RetirementLabel, Role, Worksheet, WorksheetKind
+from labelling.precision import figure_data, retirement_figures
 from labelling.verdicts import RowState, durable_commit
+
+# where the exported retirement label files are kept in the repository
+LABEL_FILES = settings.BASE_DIR / "tests" / "bench" / "labels" / "retirement"
 
 ROW_FIELDS = (
     "transcript",
@@ -199,3 +206,20 @@ def _store(document: dict, transcripts: dict, schema_name: str, worksheet) -> Im
         if problems:
             raise LabelImportRefused(problems)
     return ImportSummary(created, unchanged)
+
+
+def read_files(directory: Path = LABEL_FILES) -> list[dict]:
+    """Every retirement label file in ``directory``, in name order (none: empty)."""
+    documents = [parse(path.read_bytes()) for path in sorted(directory.glob("*.json"))]
+    return [d for d in documents if d.get("kind") == WorksheetKind.RETIREMENT]
+
+
+def retirement_precision(directory: Path = LABEL_FILES) -> dict:
+    """Retirement precision (safe to drop / judged) over the label files in ``directory``:
+    over every file, then per corpus, each with its N and Wilson 95% interval over units."""
+    documents = read_files(directory)
+    return {
+        "source": str(directory),
+        "files": len(documents),
+        "figures": [figure_data(f) for f in retirement_figures(documents)] if documents else [],
+    }
