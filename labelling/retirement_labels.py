@@ -19,7 +19,6 @@ from django.db import IntegrityError, transaction
 from compiler import canonical_dumps
 from labelling.labels import (
     FORMAT,
-    ExportRefused,
     ImportSummary,
     LabelImportRefused,
     _note,
@@ -116,8 +115,6 @@ def export_labels(corpus: Corpus, schema_name: str) -> dict:
         transcript__corpus=corpus, schema_name=schema_name
     ).select_related("transcript", "worksheet")
     rules = sorted({x.worksheet.rule for x in labels if x.worksheet is not None})
-    if not labels:
-        raise ExportRefused([f"no retirement labels of {corpus.name} under {schema_name}"])
     return _document(corpus, schema_name, " | ".join(rules), [_row_from_label(x) for x in labels])
 
 

@@ -47,7 +47,15 @@ from labelling.labels import (
     merge_worksheet,
     parse,
 )
-from labelling.models import Corpus, Label, MemberRole, Verdict, VerdictChoice, Worksheet
+from labelling.models import (
+    Corpus,
+    Label,
+    MemberRole,
+    Verdict,
+    VerdictChoice,
+    Worksheet,
+    WorksheetKind,
+)
 from labelling.precision import precision_report
 from labelling.verdicts import (
     NotDisputed,
@@ -58,7 +66,7 @@ from labelling.verdicts import (
     record_verdict,
     row_states,
 )
-from labelling.worksheets import Sampling, build_worksheet
+from labelling.worksheets import Sampling, build_retirement_worksheet, build_worksheet
 
 MAINTAINER = "maintainer"
 
@@ -120,7 +128,8 @@ def worksheet_new(request):
     form = WorksheetForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        worksheet = build_worksheet(
+        retired = data["kind"] == WorksheetKind.RETIREMENT
+        worksheet = (build_retirement_worksheet if retired else build_worksheet)(
             data["corpus"],
             data["schema"],
             name=data["name"],
@@ -424,7 +433,9 @@ def labels_export(request):
         return render(
             request, "labelling/precision.html", {"form": form, "report": None}, status=422
         )
-    return _download(export_labels(form.cleaned_data["corpus"], form.cleaned_data["schema"]))
+    data = form.cleaned_data
+    kind = data["kind"] or WorksheetKind.EXTRACTION
+    return _download(export_labels(data["corpus"], data["schema"], kind))
 
 
 @login_required

@@ -5,6 +5,7 @@ the committed label files as the reports page shows it and ``measure`` prints it
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 from django.core.management import call_command
@@ -189,3 +190,35 @@ def test_measure_prints_the_precision_of_the_exported_files():
     printed = out.getvalue()
     assert "\n".join(expected) in printed
     assert retirement_precision()["figures"][0]["rows"] == figures[0]["rows"]
+
+
+def test_the_build_page_makes_a_retirement_worksheet(login, maintainer, reviewer, airline):
+    response = login(maintainer).post(
+        "/labelling/worksheets/new",
+        {
+            "name": "retired turns",
+            "kind": "retirement",
+            "corpus": airline.pk,
+            "schema": "travel",
+            "per_slot_budget": 2,
+            "reviews_per_row": 1,
+            "reviewers": [reviewer.pk],
+        },
+    )
+    (sheet,) = airline.runs.get().worksheets.all()
+    assert response.status_code == 302
+    assert (sheet.kind, sheet.rows.count()) == (WorksheetKind.RETIREMENT, 2)
+    assert sheet.rows.filter(extraction__isnull=False).count() == 0
+
+
+def test_export_labels_writes_the_stored_retirement_labels(retirements, reviewer, airline):
+    judge_all(retirements, reviewer, needed_at=())
+    import_labels(export_worksheet(retirements), worksheet=retirements)
+    out = io.StringIO()
+    call_command(
+        "export_labels", "--corpus", airline.name, "--schema", "travel", "--kind", "retirement",
+        stdout=out,
+    )  # fmt: skip
+    document = json.loads(out.getvalue())
+    assert document == export_worksheet(retirements)
+    assert {row["verdict"] for row in document["labels"]} == {"safe_to_drop"}
