@@ -17,15 +17,15 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from compiler import canonical_dumps
-from labelling.labels import (
+from labelling.label_files import (
     FORMAT,
     ImportSummary,
     LabelImportRefused,
-    _note,
-    _quote_problem,
-    _text_problem,
     finished_states,
+    note_of,
     parse,
+    quote_problem,
+    text_problem,
 )
 from labelling.models import Corpus, RetirementLabel, Role, Worksheet, WorksheetKind
 from labelling.precision import figure_data, retirement_figures
@@ -81,7 +81,7 @@ def _row_from_state(state: RowState, worksheet: Worksheet) -> dict:
         "superseded_by": retirement.superseded_by,
         "reason": retirement.reason,
         "verdict": state.final,
-        "note": _note(state),
+        "note": note_of(state),
         "reviewers": sorted(v.reviewer.get_username() for v in state.verdicts),
         "adjudicated_by": (
             state.adjudication.adjudicator.get_username() if state.adjudication else ""
@@ -147,9 +147,9 @@ def _row_problems(index: int, row, transcripts: dict) -> list[str]:
     ]
     problems = [message for ok, message in checks if not ok]
     for name in ("reason", "note", "adjudicated_by", "schema_digest", "compiler_version"):
-        if problem := _text_problem(name, row[name], RetirementLabel):
+        if problem := text_problem(name, row[name], RetirementLabel):
             problems.append(problem)
-    if quote := _quote_problem(row["quote"]):
+    if quote := quote_problem(row["quote"]):
         problems.append(quote)
     return [f"{where}: {message}" for message in problems]
 
