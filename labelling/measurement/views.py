@@ -192,6 +192,8 @@ def measure_context(report: Report) -> dict:
         "transcripts": list(enumerate(per)),
         "gold": _gold_rows(figures.get("gold")),
         "precision": precision,
+        "retirement": figures.get("retirement_precision"),
+        "retirement_rows": retirement_rows(figures.get("retirement_precision") or {"figures": []}),
         **bill_context(figures.get("loop_bill") or {}),
     }
     if precision.get("figure"):

@@ -222,3 +222,17 @@ def test_export_labels_writes_the_stored_retirement_labels(retirements, reviewer
     document = json.loads(out.getvalue())
     assert document == export_worksheet(retirements)
     assert {row["verdict"] for row in document["labels"]} == {"safe_to_drop"}
+
+
+def test_a_saved_measure_report_shows_the_retirement_precision_it_was_made_with(login, maintainer):
+    from labelling.measurement.models import Report
+
+    call_command(
+        "measure", str(AIRLINE), "--schema", "travel", "--corpora", str(AIRLINE.parent),
+        "--no-peer", "--repeats", "1", "--save", stdout=io.StringIO(), stderr=io.StringIO(),
+    )  # fmt: skip
+    report = Report.objects.get()
+    body = login(maintainer).get(f"/labelling/reports/{report.pk}/").content.decode()
+    (overall, *_) = retirement_rows(report.figures["retirement_precision"])
+    assert 'id="retirement-precision"' in body
+    assert f">{overall['wilson95']}<" in body and f">{overall['row_precision']}<" in body
