@@ -236,3 +236,14 @@ def test_a_saved_measure_report_shows_the_retirement_precision_it_was_made_with(
     (overall, *_) = retirement_rows(report.figures["retirement_precision"])
     assert 'id="retirement-precision"' in body
     assert f">{overall['wilson95']}<" in body and f">{overall['row_precision']}<" in body
+
+
+def test_the_labels_export_downloads_the_retirement_label_file(
+    login, maintainer, retirements, reviewer, airline
+):
+    judge_all(retirements, reviewer)
+    import_labels(export_worksheet(retirements), worksheet=retirements)
+    query = f"corpus={airline.pk}&schema=travel&kind=retirement"
+    response = login(maintainer).get(f"/labelling/labels/export.json?{query}")
+    assert response.status_code == 200
+    assert json.loads(response.content) == export_worksheet(retirements)
