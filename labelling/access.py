@@ -60,7 +60,8 @@ def reviewer_row(user, pk: int, position: int) -> tuple[Worksheet, WorksheetRow]
     """A row to judge: only the worksheet's reviewers get one."""
     worksheet, _ = worksheet_for(user, pk, MemberRole.REVIEWER)
     row = get_object_or_404(
-        worksheet.rows.select_related("extraction__transcript"), position=position
+        worksheet.rows.select_related("extraction__transcript", "retirement__transcript"),
+        position=position,
     )
     return worksheet, row
 
@@ -68,7 +69,8 @@ def reviewer_row(user, pk: int, position: int) -> tuple[Worksheet, WorksheetRow]
 def adjudicator_row(user, pk: int, position: int) -> tuple[Worksheet, WorksheetRow]:
     worksheet, _ = worksheet_for(user, pk, MemberRole.ADJUDICATOR)
     row = get_object_or_404(
-        worksheet.rows.select_related("extraction__transcript"), position=position
+        worksheet.rows.select_related("extraction__transcript", "retirement__transcript"),
+        position=position,
     )
     return worksheet, row
 

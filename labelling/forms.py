@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import BaseUserCreationForm
 
 from compiler import list_schemas
-from labelling.models import Corpus, VerdictChoice
+from labelling.models import Corpus, VerdictChoice, WorksheetKind
 from playground.middleware import size_text
 
 
@@ -43,6 +43,13 @@ class CorpusImportForm(forms.Form):
 
 class WorksheetForm(forms.Form):
     name = forms.CharField(max_length=200)
+    kind = forms.ChoiceField(
+        choices=WorksheetKind.choices,
+        initial=WorksheetKind.EXTRACTION,
+        required=False,
+        help_text="Extracted values (is this fact right?) or retired turns (safe to drop?); "
+        "for retired turns the budget is the number of rows.",
+    )
     corpus = forms.ModelChoiceField(queryset=Corpus.objects.all())
     schema = forms.ChoiceField(choices=_schema_choices)
     per_slot_budget = forms.IntegerField(min_value=1, max_value=1000, initial=12)
@@ -95,10 +102,21 @@ class VerdictForm(forms.Form):
     )
     version = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
 
+    def __init__(self, *args, verdicts=None, **kwargs):
+        """``verdicts``: the worksheet's kind's verdicts (default: every verdict)."""
+        super().__init__(*args, **kwargs)
+        if verdicts is not None:
+            self.fields["verdict"].choices = [(v.value, v.label) for v in verdicts]
+
 
 class AdjudicationForm(forms.Form):
     verdict = forms.ChoiceField(choices=VerdictChoice.choices, widget=forms.RadioSelect)
     reason = forms.CharField(max_length=4000, widget=forms.Textarea(attrs={"rows": 2}))
+
+    def __init__(self, *args, verdicts=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if verdicts is not None:
+            self.fields["verdict"].choices = [(v.value, v.label) for v in verdicts]
 
 
 class LabelImportForm(forms.Form):
@@ -108,6 +126,7 @@ class LabelImportForm(forms.Form):
 class LabelSetForm(forms.Form):
     corpus = forms.ModelChoiceField(queryset=Corpus.objects.all())
     schema = forms.ChoiceField(choices=_schema_choices)
+    kind = forms.ChoiceField(choices=WorksheetKind.choices, required=False)
 
 
 class FirstMaintainerForm(BaseUserCreationForm):

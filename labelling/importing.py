@@ -40,7 +40,14 @@ from compiler import (
     message_to_dict,
     run,
 )
-from labelling.models import CompileRun, Corpus, CorpusFormat, Extraction, Transcript
+from labelling.models import (
+    CompileRun,
+    Corpus,
+    CorpusFormat,
+    Extraction,
+    Retirement,
+    Transcript,
+)
 from labelling.verdicts import durable_commit
 
 # A reader warning that means part of the file was thrown away, not merely tidied:
@@ -298,6 +305,46 @@ def compile_transcript(transcript: Transcript, schema) -> list[Extraction]:
     ]
 
 
+def compile_retirements(transcript: Transcript, schema) -> list[Retirement]:
+    """Unsaved ``Retirement`` rows: every turn a ``compact`` compile of one transcript
+    retires, with the turns that superseded it."""
+    compilation = run(messages_of(transcript), schema=schema, mode="compact")
+    originals = compilation.original
+    return [
+        Retirement(
+            transcript=transcript,
+            turn=retired.turn,
+            role=originals[retired.turn].role,
+            superseded_by=dict(retired.superseded),
+            reason=retired.reason,
+            quote=retirement_quote(originals, retired.turn, [by for _, by in retired.superseded]),
+        )
+        for retired in compilation.retired
+    ]
+
+
+def retirement_quote(messages: tuple[Message, ...], turn: int, by: list[int]) -> list[dict]:
+    """The retired turn with the turn before it, and each superseding turn, whole.
+
+    Example:
+        >>> ms = (Message("user", "to 1 Elm"), Message("assistant", "ok"),
+        ...       Message("user", "no, 9 Oak"), Message("assistant", "done"))
+        >>> [(q["turn"], q["retired"], q["superseding"]) for q in retirement_quote(ms, 0, [2])]
+        [(0, True, False), (2, False, True)]
+    """
+    shown = sorted({max(0, turn - 1), turn, *by})
+    return [
+        {
+            "turn": index,
+            "role": messages[index].role,
+            "text": turn_text(messages[index]),
+            "retired": index == turn,
+            "superseding": index in by,
+        }
+        for index in shown
+    ]
+
+
 def _unique_entries(history):
     seen = set()
     for entry in history:
@@ -338,6 +385,10 @@ def compile_corpus(
                 for row in rows:
                     row.run = compile_run
                 Extraction.objects.bulk_create(rows)
+                retirements = compile_retirements(transcript, schema)
+                for retirement in retirements:
+                    retirement.run = compile_run
+                Retirement.objects.bulk_create(retirements)
     except IntegrityError:  # compiled concurrently by another request
         return CompileRun.objects.get(**identity)
     return compile_run

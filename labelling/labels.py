@@ -14,23 +14,52 @@ hold, or that contradicts a label already stored — each named, nothing stored.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
 
 from compiler import canonical_dumps, list_schemas
+from labelling import retirement_labels
+from labelling.label_files import (
+    FORMAT,
+    ExportRefused,
+    ImportSummary,
+    LabelImportRefused,
+    blockers,
+    describe,
+    dumps,
+    finished_states,
+    note_of,
+    parse,
+    quote_problem,
+    text_problem,
+)
 from labelling.models import (
     Corpus,
     Extraction,
     Label,
     Provenance,
     Role,
-    VerdictChoice,
     Worksheet,
+    WorksheetKind,
 )
-from labelling.verdicts import RowState, RowStatus, durable_commit, row_states
+from labelling.verdicts import RowState, durable_commit
 
-FORMAT = "contextgc-labels/1"
+__all__ = [  # what callers import from here, the shared pieces of ``label_files`` included
+    "FORMAT",
+    "ExportRefused",
+    "ImportSummary",
+    "LabelImportRefused",
+    "blockers",
+    "describe",
+    "dumps",
+    "export_labels",
+    "export_worksheet",
+    "filename",
+    "import_labels",
+    "merge_worksheet",
+    "parse",
+]
+EXTRACTION_VERDICTS = [str(v) for v in WorksheetKind.EXTRACTION.verdicts]
 ROW_FIELDS = (
     "transcript",
     "family",
@@ -51,29 +80,6 @@ ROW_FIELDS = (
 _STORED = ("provenance", "role", "verdict", "note", "reviewers", "adjudicated_by", "quote")
 
 
-class ExportRefused(Exception):
-    def __init__(self, reasons: list[str]):
-        super().__init__("; ".join(reasons))
-        self.reasons = reasons
-
-
-class LabelImportRefused(Exception):
-    def __init__(self, reasons: list[str]):
-        super().__init__("; ".join(reasons))
-        self.reasons = reasons
-
-
-@dataclass(frozen=True)
-class ImportSummary:
-    created: int
-    unchanged: int
-
-
-def dumps(document: dict) -> str:
-    """The file's bytes as text: stable key order, two-space indent, final newline."""
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-
-
 def filename(document: dict) -> str:
     return f"labels-{document['corpus']}-{document['schema']}.json".replace("/", "_")
 
@@ -91,14 +97,6 @@ def _document(corpus: Corpus, schema_name: str, rows: list[dict]) -> dict:
     }
 
 
-def _note(state: RowState) -> str:
-    parts = [f"{v.reviewer.get_username()}: {v.note}" for v in state.verdicts if v.note]
-    if state.adjudication is not None:
-        name = state.adjudication.adjudicator.get_username()
-        parts.append(f"adjudicated by {name}: {state.adjudication.reason}")
-    return " | ".join(parts)
-
-
 def _row_from_state(state: RowState, worksheet: Worksheet) -> dict:
     extraction = state.row.extraction
     values = {
@@ -110,7 +108,7 @@ def _row_from_state(state: RowState, worksheet: Worksheet) -> dict:
         "provenance": extraction.provenance,
         "role": extraction.role,
         "verdict": state.final,
-        "note": _note(state),
+        "note": note_of(state),
         "reviewers": sorted(v.reviewer.get_username() for v in state.verdicts),
         "adjudicated_by": (
             state.adjudication.adjudicator.get_username() if state.adjudication else ""
@@ -124,35 +122,12 @@ def _row_from_state(state: RowState, worksheet: Worksheet) -> dict:
     return {key: values[key] for key in ROW_FIELDS}
 
 
-def describe(state: RowState) -> str:
-    e = state.row.extraction
-    return (
-        f"row {state.row.position} ({e.slot} = {e.value!r}, "
-        f"{e.transcript.external_id} turn {e.turn})"
-    )
-
-
-def blockers(states: list[RowState]) -> list[str]:
-    """Why a worksheet cannot be exported yet: each unlabelled or disputed row."""
-    reasons = []
-    for state in states:
-        if state.status == RowStatus.UNLABELLED:
-            have, need = len(state.verdicts), state.required
-            reasons.append(f"{describe(state)}: unlabelled — {have} of {need} verdicts")
-        elif state.status == RowStatus.DISPUTED:
-            said = ", ".join(f"{v.reviewer.get_username()} {v.verdict}" for v in state.verdicts)
-            reasons.append(f"{describe(state)}: reviewers disagree ({said}), not adjudicated")
-    return reasons
-
-
 def export_worksheet(worksheet: Worksheet) -> dict:
-    """The label file of a finished worksheet; ``ExportRefused`` naming what is open."""
-    states = row_states(worksheet)
-    reasons = blockers(states)
-    if not states:
-        reasons = ["the worksheet has no rows"]
-    if reasons:
-        raise ExportRefused(reasons)
+    """The label file of a finished worksheet; ``ExportRefused`` naming what is open.
+    A retirement worksheet gives a retirement label file (``retirement_labels``)."""
+    if worksheet.kind == WorksheetKind.RETIREMENT:
+        return retirement_labels.export_worksheet(worksheet)
+    states = finished_states(worksheet)
     rows = [_row_from_state(state, worksheet) for state in states]
     return _document(worksheet.run.corpus, worksheet.schema_name, rows)
 
@@ -169,62 +144,18 @@ def _row_from_label(label: Label) -> dict:
     return {key: values[key] for key in ROW_FIELDS}
 
 
-def export_labels(corpus: Corpus, schema_name: str) -> dict:
-    """The label file of every stored label of ``corpus`` under ``schema_name``."""
+def export_labels(corpus: Corpus, schema_name: str, kind: str = WorksheetKind.EXTRACTION) -> dict:
+    """The label file of every stored label of ``kind`` of ``corpus`` under ``schema_name``."""
+    if kind == WorksheetKind.RETIREMENT:
+        return retirement_labels.export_labels(corpus, schema_name)
     labels = Label.objects.filter(transcript__corpus=corpus, schema_name=schema_name)
     return _document(
         corpus, schema_name, [_row_from_label(x) for x in labels.select_related("transcript")]
     )
 
 
-def parse(text: str | bytes) -> dict:
-    """A label file's document, or ``LabelImportRefused`` saying where it is broken."""
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise LabelImportRefused(
-            [f"line {error.lineno}, column {error.colno}: not valid JSON ({error.msg})"]
-        ) from None
-    except UnicodeDecodeError as error:
-        raise LabelImportRefused([f"byte {error.start}: not UTF-8 text"]) from None
-    if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise LabelImportRefused([f'not a label file: "format" must be "{FORMAT}"'])
-    if not isinstance(document.get("labels"), list):
-        raise LabelImportRefused(['"labels" must be a list of rows'])
-    return document
-
-
 _TURN_LIMIT = 2**31  # a PositiveIntegerField on PostgreSQL holds less
 _TEXT_FIELDS = ("slot", "value", "note", "adjudicated_by", "schema_digest", "compiler_version")
-
-
-def _text_problem(name: str, text) -> str | None:
-    """Why ``text`` cannot be stored as the field ``name`` on every backend, or None."""
-    if not isinstance(text, str):
-        return f"{name} must be text, not {type(text).__name__}"
-    limit = getattr(Label._meta.get_field(name), "max_length", None)
-    if limit is not None and len(text) > limit:
-        return f"{name} is {len(text)} characters; at most {limit} are stored"
-    if "\x00" in text:
-        return f"{name} holds a NUL character, which PostgreSQL cannot store"
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return f"{name} holds a lone surrogate, which is not text"
-    return None
-
-
-def _quote_problem(quote) -> str | None:
-    if not isinstance(quote, list) or not quote:
-        return "no quote: a label must carry the turn it judged"
-    try:  # stored as JSON on every backend: NUL and lone surrogates are refused by some
-        encoded = json.dumps(quote, ensure_ascii=False, allow_nan=False)
-        encoded.encode("utf-8")
-    except (ValueError, UnicodeEncodeError):
-        return "quote holds a value JSON or UTF-8 cannot carry"
-    if "\\u0000" in encoded:
-        return "quote holds a NUL character, which PostgreSQL cannot store"
-    return None
 
 
 def _row_problems(index: int, row, transcripts: dict) -> list[str]:
@@ -240,8 +171,8 @@ def _row_problems(index: int, row, transcripts: dict) -> list[str]:
     named = isinstance(reviewers, list) and bool(reviewers)
     checks = [
         (
-            row["verdict"] in VerdictChoice.values,
-            f"verdict {row['verdict']!r} is not one of " + ", ".join(VerdictChoice.values),
+            row["verdict"] in EXTRACTION_VERDICTS,
+            f"verdict {row['verdict']!r} is not one of " + ", ".join(EXTRACTION_VERDICTS),
         ),
         (row["provenance"] in Provenance.values, f"unknown provenance {row['provenance']!r}"),
         (row["role"] in Role.values, f"unknown role {row['role']!r}"),
@@ -263,8 +194,8 @@ def _row_problems(index: int, row, transcripts: dict) -> list[str]:
     held = transcripts.get(row["transcript"]) if isinstance(row["transcript"], str) else None
     if held is not None and row["family"] != held.family:
         problems.append(f"family {row['family']!r} is not the corpus's {held.family!r}")
-    problems += [p for name in _TEXT_FIELDS if (p := _text_problem(name, row[name]))]
-    if quote := _quote_problem(row["quote"]):
+    problems += [p for name in _TEXT_FIELDS if (p := text_problem(name, row[name]))]
+    if quote := quote_problem(row["quote"]):
         problems.append(quote)
     return [f"{where}: {message}" for message in problems]
 
@@ -294,7 +225,17 @@ def _label(row: dict, transcript, schema_name: str, worksheet) -> Label:
 
 
 def import_labels(document: dict, *, worksheet: Worksheet | None = None) -> ImportSummary:
-    """Store every row of a label file as a ``Label``; all of them or none."""
+    """Store every row of a label file as a ``Label`` (a retirement label file's as a
+    ``RetirementLabel``); all of them or none."""
+    corpus, schema_name = label_set(document)
+    if document.get("kind") == WorksheetKind.RETIREMENT:
+        return retirement_labels.import_labels(document, corpus, schema_name, worksheet)
+    transcripts = {t.external_id: t for t in corpus.transcripts.all()}
+    return _import_extraction_labels(document, schema_name, transcripts, worksheet)
+
+
+def label_set(document: dict) -> tuple[Corpus, str]:
+    """The corpus and schema a label file names, or ``LabelImportRefused`` saying why not."""
     corpus = Corpus.objects.filter(name=document.get("corpus")).first()
     if corpus is None:
         raise LabelImportRefused([f"no corpus called {document.get('corpus')!r}: import it first"])
@@ -305,12 +246,15 @@ def import_labels(document: dict, *, worksheet: Worksheet | None = None) -> Impo
     schema_name = document.get("schema")
     if not isinstance(schema_name, str) or not schema_name:
         raise LabelImportRefused(['"schema" must name the schema the labels were made under'])
-    if problem := _text_problem("schema_name", schema_name):
+    if problem := text_problem("schema_name", schema_name):
         raise LabelImportRefused([f'"schema": {problem}'])
     if schema_name not in list_schemas():  # the pages that show labels offer only these
         shipped = ", ".join(list_schemas())
         raise LabelImportRefused([f'"schema": {schema_name!r} is not one of {shipped}'])
-    transcripts = {t.external_id: t for t in corpus.transcripts.all()}
+    return corpus, schema_name
+
+
+def _import_extraction_labels(document, schema_name, transcripts, worksheet) -> ImportSummary:
     problems, seen = [], set()
     for index, row in enumerate(document["labels"]):
         found = _row_problems(index, row, transcripts)

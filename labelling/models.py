@@ -58,6 +58,27 @@ class VerdictChoice(models.TextChoices):
     CORRECT = "correct"
     INCORRECT = "incorrect"
     UNCLEAR = "unclear"
+    SAFE_TO_DROP = "safe_to_drop", "safe to drop"
+    STILL_NEEDED = "still_needed", "still needed"
+
+
+class WorksheetKind(models.TextChoices):
+    """What a worksheet's rows are: extracted values, or turns the compiler retired."""
+
+    EXTRACTION = "extraction", "extracted values"
+    RETIREMENT = "retirement", "retired turns"
+
+    @property
+    def verdicts(self) -> tuple[VerdictChoice, ...]:
+        """The verdicts a row of this kind takes; the first is the one precision counts.
+
+        Example:
+            >>> [str(v) for v in WorksheetKind.RETIREMENT.verdicts]
+            ['safe_to_drop', 'still_needed']
+        """
+        if self is WorksheetKind.RETIREMENT:
+            return (VerdictChoice.SAFE_TO_DROP, VerdictChoice.STILL_NEEDED)
+        return (VerdictChoice.CORRECT, VerdictChoice.INCORRECT, VerdictChoice.UNCLEAR)
 
 
 class MemberRole(models.TextChoices):
@@ -186,14 +207,48 @@ class Extraction(models.Model):
         return (self.transcript.external_id, self.slot, self.turn, self.value)
 
 
+class Retirement(models.Model):
+    """One turn the compiler retired in ``compact`` mode: which slots made it go and the
+    turn that superseded (or revoked) each (``superseded_by``: ``{slot: turn}``), the
+    compiler's ``reason``, and a quote of the retired turn and of each superseding turn
+    (``quote``: ``[{turn, role, text, retired, superseding}]``)."""
+
+    run = models.ForeignKey(CompileRun, on_delete=models.CASCADE, related_name="retirements")
+    transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="retirements")
+    turn = models.PositiveIntegerField()
+    role = models.CharField(max_length=16, choices=Role.choices)
+    superseded_by = models.JSONField()
+    reason = models.TextField()
+    quote = models.JSONField()
+
+    class Meta:
+        ordering = ("run", "transcript__position", "turn")
+        constraints = (
+            models.UniqueConstraint(fields=("run", "transcript", "turn"), name="retirement_unique"),
+            models.CheckConstraint(condition=_in("role", Role), name="retirement_role"),
+        )
+
+    def __str__(self) -> str:
+        return f"turn {self.turn} retired ({self.reason})"
+
+    @property
+    def superseding_turns(self) -> list[int]:
+        return sorted(set(self.superseded_by.values()))
+
+
 class Worksheet(models.Model):
-    """A sample of one run's extractions for people to judge.
+    """A sample of one run's extractions (or, for a ``retirement`` worksheet, of the turns
+    it retired) for people to judge.
 
     ``sampling`` records how the rows were drawn (window, suggestions, what was
     skipped); ``shortfalls`` names the slots that got fewer rows than the budget.
     """
 
     name = models.CharField(max_length=200)
+    kind = models.CharField(
+        max_length=16, choices=WorksheetKind.choices, default=WorksheetKind.EXTRACTION
+    )
+    rule = models.TextField(blank=True, help_text="The rule reviewers apply; exported with it.")
     run = models.ForeignKey(CompileRun, on_delete=models.PROTECT, related_name="worksheets")
     schema_name = models.CharField(max_length=100)
     schema_digest = models.CharField(max_length=64)
@@ -214,6 +269,7 @@ class Worksheet(models.Model):
         constraints = (
             models.CheckConstraint(condition=Q(per_slot_budget__gte=1), name="worksheet_budget"),
             models.CheckConstraint(condition=Q(reviews_per_row__gte=1), name="worksheet_reviews"),
+            models.CheckConstraint(condition=_in("kind", WorksheetKind), name="worksheet_kind"),
         )
 
     def __str__(self) -> str:
@@ -222,6 +278,10 @@ class Worksheet(models.Model):
     @property
     def corpus(self) -> Corpus:
         return self.run.corpus
+
+    @property
+    def verdicts(self) -> tuple[VerdictChoice, ...]:
+        return WorksheetKind(self.kind).verdicts
 
     def role_of(self, user) -> str | None:
         """The user's ``MemberRole`` on this worksheet, or None for an outsider."""
@@ -252,11 +312,17 @@ class Membership(models.Model):
 
 
 class WorksheetRow(models.Model):
-    """One extraction to judge. ``suggestion`` is the mechanical evidence shown beside
-    it when the worksheet was built with suggestions (never a verdict), else null."""
+    """One extraction (or, on a retirement worksheet, one retired turn) to judge.
+    ``suggestion`` is the mechanical evidence shown beside it when the worksheet was built
+    with suggestions (never a verdict), else null."""
 
     worksheet = models.ForeignKey(Worksheet, on_delete=models.CASCADE, related_name="rows")
-    extraction = models.ForeignKey(Extraction, on_delete=models.PROTECT, related_name="rows")
+    extraction = models.ForeignKey(
+        Extraction, null=True, blank=True, on_delete=models.PROTECT, related_name="rows"
+    )
+    retirement = models.ForeignKey(
+        Retirement, null=True, blank=True, on_delete=models.PROTECT, related_name="rows"
+    )
     position = models.PositiveIntegerField()  # 1-based, the reviewer's order
     suggestion = models.JSONField(null=True, blank=True)
 
@@ -267,11 +333,23 @@ class WorksheetRow(models.Model):
             models.UniqueConstraint(
                 fields=("worksheet", "extraction"), name="row_unique_extraction"
             ),
+            models.UniqueConstraint(
+                fields=("worksheet", "retirement"), name="row_unique_retirement"
+            ),
             models.CheckConstraint(condition=Q(position__gte=1), name="row_position_positive"),
+            models.CheckConstraint(
+                condition=Q(extraction__isnull=True) ^ Q(retirement__isnull=True),
+                name="row_judges_one_thing",
+            ),
         )
 
     def __str__(self) -> str:
         return f"{self.worksheet} #{self.position}"
+
+    @property
+    def judged(self) -> Extraction | Retirement:
+        """What the row asks about: its extraction or its retired turn."""
+        return self.extraction if self.extraction_id is not None else self.retirement
 
 
 class Verdict(models.Model):
@@ -373,6 +451,53 @@ class Label(models.Model):
 
     def __str__(self) -> str:
         return f"{self.slot} = {self.value!r} (turn {self.turn}): {self.verdict}"
+
+
+class RetirementLabel(models.Model):
+    """The merged, final judgement of one retired turn: is it safe to drop there?
+
+    Keyed by transcript, schema and turn, so it survives a recompile; what a retirement
+    label file holds (``labelling.labels``, kind ``retirement``).
+    """
+
+    transcript = models.ForeignKey(
+        Transcript, on_delete=models.CASCADE, related_name="retirement_labels"
+    )
+    schema_name = models.CharField(max_length=100)
+    schema_digest = models.CharField(max_length=64)
+    compiler_version = models.CharField(max_length=32)
+    turn = models.PositiveIntegerField()
+    role = models.CharField(max_length=16, choices=Role.choices)
+    superseded_by = models.JSONField()
+    reason = models.TextField()
+    verdict = models.CharField(max_length=16, choices=VerdictChoice.choices)
+    note = models.TextField(blank=True)
+    reviewers = models.JSONField(default=list)  # sorted usernames
+    adjudicated_by = models.CharField(max_length=150, blank=True)
+    quote = models.JSONField()
+    worksheet = models.ForeignKey(
+        Worksheet, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("transcript__position", "turn")
+        constraints = (
+            models.UniqueConstraint(
+                fields=("transcript", "schema_name", "turn"), name="retirement_label_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(verdict__in=WorksheetKind.RETIREMENT.verdicts),
+                name="retirement_label_verdict",
+            ),
+            models.CheckConstraint(condition=_in("role", Role), name="retirement_label_role"),
+            models.CheckConstraint(
+                condition=~Q(quote=[]) & Q(quote__isnull=False), name="retirement_label_quote"
+            ),
+        )
+
+    def __str__(self) -> str:
+        return f"turn {self.turn} retired: {self.verdict}"
 
 
 class LabelCorrection(models.Model):

@@ -55,12 +55,15 @@ class Figure:
     incorrect: int = 0
     unclear: int = 0
     units: dict = field(default_factory=dict)  # unit key → every judged row correct?
+    # the verdict that counts as a hit: ``correct`` for extractions, ``safe_to_drop`` for
+    # retired turns (``retirement_figure``)
+    positive: str = VerdictChoice.CORRECT
 
     def add(self, unit: tuple, verdict: str) -> None:
         if verdict == VerdictChoice.UNCLEAR:
             self.unclear += 1
             return
-        ok = verdict == VerdictChoice.CORRECT
+        ok = verdict == self.positive
         self.correct += ok
         self.incorrect += not ok
         self.units[unit] = self.units.get(unit, True) and ok
@@ -215,3 +218,51 @@ def _split_by_reproduction(labels: list[Label], schema) -> tuple[list[Label], li
             (current if (label.slot, label.turn, label.value) in keys else drifted).append(label)
     order = {id(x): i for i, x in enumerate(labels)}
     return sorted(current, key=lambda x: order[id(x)]), sorted(drifted, key=lambda x: order[id(x)])
+
+
+def retirement_figure(documents: list[dict], name: str = "retired turns") -> Figure:
+    """Retirement precision (safe to drop / judged) over retirement label files: a unit is
+    one turn of one transcript family of one corpus (trials of one task retiring the same
+    turn are one piece of evidence), and any ``still_needed`` row sinks its unit.
+
+    Example:
+        >>> row = lambda t, turn, v: {"family": t, "turn": turn, "verdict": v}
+        >>> doc = {"corpus": "c", "labels": [row("task1", 3, "safe_to_drop"),
+        ...        row("task1", 3, "safe_to_drop"), row("task2", 5, "still_needed")]}
+        >>> f = retirement_figure([doc])
+        >>> f.rows, f.correct, f.unit_n, f.unit_correct
+        (3, 2, 2, 1)
+    """
+    figure = Figure(name, positive=VerdictChoice.SAFE_TO_DROP)
+    for document in documents:
+        for row in document["labels"]:
+            figure.add((document["corpus"], row["family"], row["turn"]), row["verdict"])
+    return figure
+
+
+def retirement_figures(documents: list[dict]) -> list[Figure]:
+    """The figure over every file, then one per schema (the corpora of one domain: travel
+    for airline, logistics for retail, coding)."""
+    schemas = sorted({d["schema"] for d in documents})
+    return [retirement_figure(documents, "all corpora")] + [
+        retirement_figure([d for d in documents if d["schema"] == s], f"{s} schema")
+        for s in schemas
+    ]
+
+
+def figure_data(f: Figure) -> dict:
+    """One figure as plain data, in the shape the corpus report's precision rows take
+    (``wilson95`` is Wilson's 95% interval over units)."""
+    return {
+        "name": f.name,
+        "rows": f.rows,
+        "correct": f.correct,
+        "incorrect": f.incorrect,
+        "unclear": f.unclear,
+        "row_precision": f.row_precision,
+        "units": f.unit_n,
+        "units_correct": f.unit_correct,
+        "unit_precision": f.unit_precision,
+        "wilson95": list(f.interval) if f.unit_n else None,
+        "warnings": f.warnings,
+    }

@@ -19,7 +19,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from labelling.models import Adjudication, Verdict, VerdictChoice, Worksheet, WorksheetRow
+from labelling.models import Adjudication, Verdict, Worksheet, WorksheetRow
 
 
 class VerdictConflict(Exception):
@@ -53,16 +53,18 @@ def durable_commit() -> None:
             cursor.execute("SET LOCAL synchronous_commit TO on")
 
 
-def _check(verdict: str) -> None:
-    if verdict not in VerdictChoice.values:
-        raise ValueError(f"{verdict!r} is not one of {', '.join(VerdictChoice.values)}")
+def _check(verdict: str, worksheet: Worksheet) -> None:
+    """A verdict must be one the worksheet's kind takes (``WorksheetKind.verdicts``)."""
+    allowed = [str(v) for v in worksheet.verdicts]
+    if verdict not in allowed:
+        raise ValueError(f"{verdict!r} is not one of {', '.join(allowed)}")
 
 
 def record_verdict(
     row: WorksheetRow, reviewer, verdict: str, note: str = "", *, expected_version: int = 0
 ) -> Verdict:
     """Save ``reviewer``'s own verdict on ``row``; ``VerdictConflict`` if stale."""
-    _check(verdict)
+    _check(verdict, row.worksheet)
     fields = {"verdict": verdict, "note": note.strip(), "suggestion_offered": bool(row.suggestion)}
     with transaction.atomic():
         durable_commit()
@@ -86,7 +88,7 @@ def _current(row, reviewer) -> Verdict | None:
 
 def adjudicate(row: WorksheetRow, adjudicator, verdict: str, reason: str) -> Adjudication:
     """Record the final verdict on a disputed row (or change it), with its reason."""
-    _check(verdict)
+    _check(verdict, row.worksheet)
     reason = reason.strip()
     if not reason:
         raise ValueError("an adjudication needs a reason")
@@ -133,7 +135,9 @@ class RowState:
 def row_states(worksheet: Worksheet, rows=None) -> list[RowState]:
     """Every row of ``worksheet`` (or just ``rows``) with its verdicts, in order."""
     if rows is None:
-        rows = worksheet.rows.select_related("extraction__transcript").order_by("position")
+        rows = worksheet.rows.select_related(
+            "extraction__transcript", "retirement__transcript"
+        ).order_by("position")
     rows = list(rows)
     ids = [row.pk for row in rows]
     verdicts = defaultdict(list)

@@ -47,7 +47,15 @@ from labelling.labels import (
     merge_worksheet,
     parse,
 )
-from labelling.models import Corpus, Label, MemberRole, Verdict, VerdictChoice, Worksheet
+from labelling.models import (
+    Corpus,
+    Label,
+    MemberRole,
+    Verdict,
+    VerdictChoice,
+    Worksheet,
+    WorksheetKind,
+)
 from labelling.precision import precision_report
 from labelling.verdicts import (
     NotDisputed,
@@ -58,7 +66,7 @@ from labelling.verdicts import (
     record_verdict,
     row_states,
 )
-from labelling.worksheets import Sampling, build_worksheet
+from labelling.worksheets import Sampling, build_retirement_worksheet, build_worksheet
 
 MAINTAINER = "maintainer"
 
@@ -120,7 +128,8 @@ def worksheet_new(request):
     form = WorksheetForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        worksheet = build_worksheet(
+        retired = data["kind"] == WorksheetKind.RETIREMENT
+        worksheet = (build_retirement_worksheet if retired else build_worksheet)(
             data["corpus"],
             data["schema"],
             name=data["name"],
@@ -171,6 +180,16 @@ def _next_unjudged(sheet, user, after: int) -> int | None:
     return None
 
 
+# the key that records each verdict on a row page (static/labelling.js knows them too)
+VERDICT_KEYS = {
+    VerdictChoice.CORRECT: "c",
+    VerdictChoice.INCORRECT: "i",
+    VerdictChoice.UNCLEAR: "u",
+    VerdictChoice.SAFE_TO_DROP: "d",
+    VerdictChoice.STILL_NEEDED: "h",
+}
+
+
 def _row_context(sheet, row, user, form=None, conflict=None, attempted=None):
     mine = Verdict.objects.filter(row=row, reviewer=user).first()
     total = sheet.rows.count()
@@ -178,10 +197,13 @@ def _row_context(sheet, row, user, form=None, conflict=None, attempted=None):
         "worksheet": sheet,
         "row": row,
         "extraction": row.extraction,
+        "retirement": row.retirement,
+        "buttons": [(v.value, v.label, VERDICT_KEYS[v]) for v in sheet.verdicts],
         "mine": mine,
         "form": form
         or VerdictForm(
-            initial={"version": mine.version if mine else 0, "note": mine.note if mine else ""}
+            initial={"version": mine.version if mine else 0, "note": mine.note if mine else ""},
+            verdicts=sheet.verdicts,
         ),
         "conflict": conflict,
         "attempted": attempted,
@@ -196,7 +218,7 @@ def row(request, pk, position):
     sheet, row = access.reviewer_row(request.user, pk, position)
     if request.method != "POST":
         return _render_row(request, _row_context(sheet, row, request.user))
-    form = VerdictForm(request.POST)
+    form = VerdictForm(request.POST, verdicts=sheet.verdicts)
     if not form.is_valid():
         return _render_row(request, _row_context(sheet, row, request.user, form), status=422)
     data = form.cleaned_data
@@ -223,7 +245,9 @@ def _after_verdict(request, sheet, row):
     url = reverse("labelling:row", args=[sheet.pk, following])
     if not request.htmx:
         return redirect(url)
-    next_row = sheet.rows.select_related("extraction__transcript").get(position=following)
+    next_row = sheet.rows.select_related("extraction__transcript", "retirement__transcript").get(
+        position=following
+    )
     response = _render_row(request, _row_context(sheet, next_row, request.user))
     response["HX-Push-Url"] = url
     return response
@@ -239,21 +263,33 @@ def transcript(request, pk, position):
     """The whole transcript behind a row: every turn, every payload in full."""
     sheet, _ = access.worksheet_for(request.user, pk)
     row = get_object_or_404(
-        sheet.rows.select_related("extraction__transcript__corpus"), position=position
+        sheet.rows.select_related(
+            "extraction__transcript__corpus", "retirement__transcript__corpus"
+        ),
+        position=position,
     )
-    extraction = row.extraction
-    near = range(extraction.turn - 1, extraction.turn + 2)
+    judged = row.judged
+    by = set(row.retirement.superseding_turns) if row.retirement else set()
+    near = range(judged.turn - 1, judged.turn + 2)
     turns = [
         {
             "index": index,
             "role": message.get("role", ""),
             "text": turn_text(message),
-            "registering": index == extraction.turn,
-            "open": index in near,
+            "registering": index == judged.turn,
+            "superseding": index in by,
+            "open": index in near or index in by,
         }
-        for index, message in enumerate(extraction.transcript.messages)
+        for index, message in enumerate(judged.transcript.messages)
     ]
-    context = {"worksheet": sheet, "row": row, "extraction": extraction, "turns": turns}
+    context = {
+        "worksheet": sheet,
+        "row": row,
+        "extraction": row.extraction,
+        "retirement": row.retirement,
+        "transcript": judged.transcript,
+        "turns": turns,
+    }
     return render(request, "labelling/transcript.html", context)
 
 
@@ -293,7 +329,7 @@ def disagreements(request, pk):
         "worksheet": sheet,
         "disputes": disputes,
         "can_adjudicate": role == MemberRole.ADJUDICATOR,
-        "verdict_choices": VerdictChoice.choices,
+        "verdict_choices": [(v.value, v.label) for v in sheet.verdicts],
     }
     return render(request, "labelling/disagreements.html", context)
 
@@ -302,7 +338,7 @@ def disagreements(request, pk):
 @login_required
 def adjudicate_view(request, pk, position):
     sheet, row = access.adjudicator_row(request.user, pk, position)
-    form = AdjudicationForm(request.POST)
+    form = AdjudicationForm(request.POST, verdicts=sheet.verdicts)
     error = None
     if form.is_valid():
         try:
@@ -319,7 +355,7 @@ def adjudicate_view(request, pk, position):
         "form": form,
         "error": error,
         "can_adjudicate": True,
-        "verdict_choices": VerdictChoice.choices,
+        "verdict_choices": [(v.value, v.label) for v in sheet.verdicts],
     }
     status = 200 if form.is_valid() and error is None else 422
     template = (
@@ -397,7 +433,9 @@ def labels_export(request):
         return render(
             request, "labelling/precision.html", {"form": form, "report": None}, status=422
         )
-    return _download(export_labels(form.cleaned_data["corpus"], form.cleaned_data["schema"]))
+    data = form.cleaned_data
+    kind = data["kind"] or WorksheetKind.EXTRACTION
+    return _download(export_labels(data["corpus"], data["schema"], kind))
 
 
 @login_required

@@ -25,16 +25,20 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from compiler import load_schema
-from labelling.importing import compile_corpus, turn_text
+from labelling.importing import compile_corpus, compile_retirements, turn_text
 from labelling.models import (
+    CompileRun,
     Corpus,
     Extraction,
     Label,
     MemberRole,
     Membership,
+    Retirement,
+    RetirementLabel,
     Role,
     TurnKind,
     Worksheet,
+    WorksheetKind,
     WorksheetRow,
 )
 
@@ -233,3 +237,120 @@ def add_members(worksheet: Worksheet, users, role: MemberRole) -> None:
         if isinstance(user, str):
             user = User.objects.get(username=user)
         Membership.objects.update_or_create(worksheet=worksheet, user=user, defaults={"role": role})
+
+
+RETIREMENT_RULE = (
+    "Judged at the transcript's last turn, where the compile retired it: would the model, "
+    "continuing from there, need this turn? safe_to_drop: what it carried is replaced by a "
+    "later request or decision for the same thing (same reservation, order or file), or "
+    "completed by the agent's action, or restated by a turn that stays (a confirmation, the "
+    "user's own words, a tool result). still_needed: it carries something no turn that stays "
+    "carries: a request still pending or never done, a consent, an outcome or fact not "
+    "restated later (also when the turn that answered it is retired too)."
+)
+
+
+def stored_retirements(compile_run: CompileRun) -> list[Retirement]:
+    """The run's retired turns, compiled now if the run was stored before they were kept
+    (a run that retires nothing is compiled again each time: it costs one compile)."""
+    if not compile_run.retirements.exists():
+        schema = load_schema(compile_run.schema_name)
+        fresh = []
+        for transcript in compile_run.corpus.transcripts.order_by("position"):
+            fresh += compile_retirements(transcript, schema)
+        for retirement in fresh:
+            retirement.run = compile_run
+        Retirement.objects.bulk_create(fresh, ignore_conflicts=True)
+    return list(
+        compile_run.retirements.select_related("transcript").order_by(
+            "transcript__position", "turn"
+        )
+    )
+
+
+def draw_retirements(candidates: list, budget: int, taken: set) -> Draw:
+    """Up to ``budget`` candidates whose (transcript, turn) is not in ``taken``, in order.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> cands = [NS(transcript_id=1, turn=4), NS(transcript_id=1, turn=6)]
+        >>> d = draw_retirements(cands, 1, {(1, 4)})
+        >>> [(r.transcript_id, r.turn) for r in d.rows], d.shortfalls, d.skipped
+        ([(1, 6)], [], {'labelled_or_on_another_worksheet': 1})
+    """
+    fresh = [c for c in candidates if (c.transcript_id, c.turn) not in taken]
+    rows = fresh[:budget]
+    shortfalls = (
+        []
+        if len(rows) >= budget
+        else [{"slot": "retired turns", "budget": budget, "rows": len(rows)}]
+    )
+    return Draw(
+        rows, shortfalls, {"labelled_or_on_another_worksheet": len(candidates) - len(fresh)}
+    )
+
+
+def taken_retirements(corpus: Corpus, schema_name: str) -> set:
+    """(transcript, turn) of retired turns already labelled, or already on a worksheet."""
+    labelled = RetirementLabel.objects.filter(transcript__corpus=corpus, schema_name=schema_name)
+    on_sheets = Retirement.objects.filter(
+        rows__worksheet__run__corpus=corpus, rows__worksheet__schema_name=schema_name
+    )
+    return {(x.transcript_id, x.turn) for x in labelled} | {
+        (x.transcript_id, x.turn) for x in on_sheets
+    }
+
+
+def build_retirement_worksheet(
+    corpus: Corpus,
+    schema_name: str,
+    *,
+    name: str,
+    creator,
+    sampling: Sampling,
+    reviewers=(),
+    adjudicators=(),
+    reviews_per_row: int = 1,
+) -> Worksheet:
+    """A worksheet whose rows are turns a ``compact`` compile retired: up to
+    ``per_slot_budget`` of them, shuffled with the seed (file order without one), skipping
+    turns already labelled or waiting on another worksheet."""
+    compile_run = compile_corpus(corpus, schema_name)
+    total = corpus.transcripts.count()
+    window = total if sampling.limit is None else min(sampling.limit, total)
+    candidates = [r for r in stored_retirements(compile_run) if r.transcript.position < window]
+    if sampling.seed is not None:
+        random.Random(sampling.seed).shuffle(candidates)
+    result = draw_retirements(
+        candidates, sampling.per_slot_budget, taken_retirements(corpus, schema_name)
+    )
+    for shortfall in result.shortfalls:
+        shortfall["reason"] = explain(shortfall, window, total)
+    with transaction.atomic():
+        worksheet = Worksheet.objects.create(
+            name=name,
+            kind=WorksheetKind.RETIREMENT,
+            rule=RETIREMENT_RULE,
+            run=compile_run,
+            schema_name=schema_name,
+            schema_digest=compile_run.schema_digest,
+            per_slot_budget=sampling.per_slot_budget,
+            reviews_per_row=reviews_per_row,
+            sampling={
+                "limit": sampling.limit,
+                "window": window,
+                "transcripts": total,
+                "seed": sampling.seed,
+                "candidates": len(candidates),
+                **result.skipped,
+            },
+            shortfalls=result.shortfalls,
+            created_by=creator,
+        )
+        WorksheetRow.objects.bulk_create(
+            WorksheetRow(worksheet=worksheet, retirement=retirement, position=position)
+            for position, retirement in enumerate(result.rows, start=1)
+        )
+        add_members(worksheet, reviewers, MemberRole.REVIEWER)
+        add_members(worksheet, adjudicators, MemberRole.ADJUDICATOR)
+    return worksheet

@@ -3,7 +3,7 @@
 (function () {
   "use strict";
 
-  var VERDICT_KEYS = { c: "c", i: "i", u: "u" };
+  var VERDICT_KEYS = { c: "c", i: "i", u: "u", d: "d", h: "h" };  // h: still needed ("hold")
   var NEXT_KEYS = { n: true, j: true, ArrowRight: true };
   var PREVIOUS_KEYS = { p: true, k: true, ArrowLeft: true };
 

@@ -63,6 +63,7 @@ def corpus_report(
     labels: dict | None = None,
     cap: dict | None = None,
     command: str = "",
+    retirements: dict | None = None,
 ) -> dict:
     """Every figure, with its N, as a JSON-ready dict (order-independent in ``rows``)."""
     rows = sorted(rows, key=lambda r: r["ident"])
@@ -97,6 +98,8 @@ def corpus_report(
             **{k: gold_figures([_outcome(r[k]) for r in rows], corpus_objs) for k in keys},
         }
     report["precision"] = precision(rows, labels)
+    if retirements is not None:  # judged retired turns (``retirement_labels.retirement_precision``)
+        report["retirement_precision"] = retirements
     report["loop_bill"] = loop_bill_figures(rows)
     report["per_transcript"] = [
         {

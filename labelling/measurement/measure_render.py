@@ -42,7 +42,53 @@ def render(report: dict) -> str:
     if report.get("loop_bill", {}).get("strategies"):
         lines += ["", *loop_bill_lines(report["loop_bill"])]
     lines += ["", *_precision_lines(report["precision"])]
+    if "retirement_precision" in report:
+        lines += ["", *retirement_lines(report["retirement_precision"])]
     return "\n".join(line for line in lines if line is not None)
+
+
+def retirement_rows(p: dict) -> list[dict]:
+    """Each retirement figure with its shares written out, as the text and the reports page
+    both show them.
+
+    Example:
+        >>> f = {"name": "all corpora", "rows": 4, "correct": 3, "incorrect": 1,
+        ...      "row_precision": 0.75, "units": 2, "unit_precision": 0.5,
+        ...      "wilson95": [0.0945, 0.9055], "warnings": []}
+        >>> row = retirement_rows({"figures": [f]})[0]
+        >>> row["row_precision"], row["unit_precision"], row["wilson95"]
+        ('75.0%', '50.0%', '9.4%–90.6%')
+    """
+    return [
+        {
+            **f,
+            "row_precision": f"{f['row_precision']:.1%}",
+            "unit_precision": f"{f['unit_precision']:.1%}",
+            "wilson95": "{:.1%}–{:.1%}".format(*f["wilson95"]),
+        }
+        for f in p["figures"]
+        if f["units"]
+    ]
+
+
+def retirement_lines(p: dict) -> list[str]:
+    """Retirement precision as text: safe to drop / judged, over rows and over units."""
+    lines = [
+        f"RETIREMENT PRECISION (safe to drop / judged; {p['files']} label files in {p['source']})"
+    ]
+    rows = retirement_rows(p)
+    if not rows:
+        return [*lines, "  NO RETIREMENT PRECISION FIGURE: no judged retired turn was found"]
+    for f in rows:
+        lines += [
+            f"  {f['name']}",
+            f"    judged rows          {f['rows']}  (safe to drop {f['correct']}, still needed "
+            f"{f['incorrect']})   precision {f['row_precision']} (n={f['rows']})",
+            f"    independent units    {f['units']}  precision {f['unit_precision']} "
+            f"(n={f['units']}, 95% Wilson {f['wilson95']})",
+            *(f"    ! {w}" for w in f["warnings"]),
+        ]
+    return lines
 
 
 def loop_bill_lines(bill: dict) -> list[str]:

@@ -24,13 +24,14 @@ from compiler import list_schemas
 from labelling import access
 from labelling.measurement import charts
 from labelling.measurement.captures_report import Sources, captures_context
-from labelling.measurement.measure_render import figure_rows
+from labelling.measurement.measure_render import figure_rows, retirement_rows
 from labelling.measurement.models import Job, Report, ReportKind
 from labelling.measurement.records_render import rate_text
 from labelling.measurement.records_report import GOLD_VERDICTS
 from labelling.measurement.tasks import CHUNK_SIZE, start_measure
 from labelling.measurement.uploads import start_upload_import
 from labelling.models import Corpus
+from labelling.retirement_labels import retirement_precision
 
 JOBS_SHOWN = 20
 
@@ -68,7 +69,9 @@ def index(request, measure_form=None, import_form=None, status=200):
         "jobs": Job.objects.select_related("corpus").defer("payload")[:JOBS_SHOWN],
         "measure_form": measure_form or MeasureForm(),
         "import_form": import_form or ImportForm(),
+        "retirements": retirement_precision(),
     }
+    context["retirement_rows"] = retirement_rows(context["retirements"])
     return render(request, "measurement/index.html", context, status=status)
 
 
@@ -189,6 +192,8 @@ def measure_context(report: Report) -> dict:
         "transcripts": list(enumerate(per)),
         "gold": _gold_rows(figures.get("gold")),
         "precision": precision,
+        "retirement": figures.get("retirement_precision"),
+        "retirement_rows": retirement_rows(figures.get("retirement_precision") or {"figures": []}),
         **bill_context(figures.get("loop_bill") or {}),
     }
     if precision.get("figure"):

@@ -3,8 +3,8 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from labelling.models import Corpus
-from labelling.worksheets import Sampling, build_worksheet
+from labelling.models import Corpus, WorksheetKind
+from labelling.worksheets import Sampling, build_retirement_worksheet, build_worksheet
 
 
 class Command(BaseCommand):
@@ -18,6 +18,12 @@ class Command(BaseCommand):
         parser.add_argument("schema")
         parser.add_argument("--name", required=True)
         parser.add_argument("--creator", required=True, help="Username of the maintainer.")
+        parser.add_argument(
+            "--kind",
+            choices=WorksheetKind.values,
+            default=WorksheetKind.EXTRACTION,
+            help="extracted values, or turns a compact compile retired (--per-slot: rows)",
+        )
         parser.add_argument("--per-slot", type=int, default=12)
         parser.add_argument("--limit", type=int, help="Only the first N transcripts.")
         parser.add_argument("--seed", type=int, help="Shuffle candidates with this seed.")
@@ -43,7 +49,10 @@ class Command(BaseCommand):
         )
         if unknown:
             raise CommandError(f"no such users: {', '.join(unknown)}")
-        worksheet = build_worksheet(
+        build = (
+            build_retirement_worksheet if o["kind"] == WorksheetKind.RETIREMENT else build_worksheet
+        )
+        worksheet = build(
             corpus,
             o["schema"],
             name=o["name"],

@@ -5,7 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from labelling.labels import ExportRefused, dumps, export_labels, export_worksheet
-from labelling.models import Corpus, Worksheet
+from labelling.models import Corpus, Worksheet, WorksheetKind
 
 
 class Command(BaseCommand):
@@ -18,9 +18,15 @@ class Command(BaseCommand):
         parser.add_argument("--worksheet", type=int)
         parser.add_argument("--corpus")
         parser.add_argument("--schema")
+        parser.add_argument(
+            "--kind",
+            choices=WorksheetKind.values,
+            default=WorksheetKind.EXTRACTION,
+            help="with --corpus: extraction labels or retirement labels",
+        )
         parser.add_argument("-o", "--output", type=Path, help="File to write (default: stdout).")
 
-    def handle(self, *args, worksheet, corpus, schema, output, **options):
+    def handle(self, *args, worksheet, corpus, schema, kind, output, **options):
         if worksheet is not None:
             sheet = Worksheet.objects.filter(pk=worksheet).first()
             if sheet is None:
@@ -34,7 +40,7 @@ class Command(BaseCommand):
             found = Corpus.objects.filter(name=corpus).first()
             if found is None:
                 raise CommandError(f"no corpus called {corpus!r}")
-            document = export_labels(found, schema)
+            document = export_labels(found, schema, kind)
         else:
             raise CommandError("give --worksheet, or --corpus and --schema")
         text = dumps(document)

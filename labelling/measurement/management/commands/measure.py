@@ -24,6 +24,7 @@ from labelling.measurement.measure import cap_per_repo, measure_items, read_path
 from labelling.measurement.measure_render import render
 from labelling.measurement.models import Report, ReportKind
 from labelling.measurement.tasks import CHUNK_SIZE, start_measure, stored_items, stored_labels
+from labelling.retirement_labels import LABEL_FILES, retirement_precision
 
 DEFAULT_CORPORA = settings.BASE_DIR.parent / "shared" / "corpora"
 LABELS = settings.BASE_DIR / "tests" / "bench" / "labels"
@@ -59,6 +60,12 @@ class Command(BaseCommand):
             type=Path,
             help="a label file (default: tests/bench/labels/<schema>.json for files, the "
             "stored labels for a stored corpus)",
+        )
+        parser.add_argument(
+            "--retirement-labels",
+            type=Path,
+            default=LABEL_FILES,
+            help="a directory of retirement label files (default tests/bench/labels/retirement)",
         )
         parser.add_argument("--json", action="store_true", help="print every figure as JSON")
         parser.add_argument("--save", action="store_true", help="store the report for the pages")
@@ -101,6 +108,7 @@ class Command(BaseCommand):
             labels=labels,
             cap=cap,
             command=_command(options),
+            retirements=retirement_precision(options["retirement_labels"]),
         )
         if options["save"]:
             saved = Report.objects.create(
