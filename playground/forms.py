@@ -16,6 +16,16 @@ POLICY_HELP = {
 }
 
 
+# the options the console folds under "More options" while they hold their defaults
+MORE_OPTIONS = (
+    "teach_protocol",
+    "declaration_policy",
+    "value_policy",
+    "recall_query",
+    "invariants",
+)
+
+
 def _choices(values) -> list[tuple[str, str]]:
     return [(value, value) for value in values]
 
@@ -131,6 +141,13 @@ class CompileForm(forms.Form):
             "value_policy": data["value_policy"],
             "token_counter": data["token_counter"] or DEFAULT_COUNTER,
         }
+
+    @property
+    def more_options_changed(self) -> bool:
+        """Whether an option under "More options" is set or wrong: then it is shown open."""
+        if not self.is_bound:
+            return False
+        return any(name in self.changed_data or name in self.errors for name in MORE_OPTIONS)
 
     @property
     def source(self) -> str:
