@@ -6,6 +6,7 @@ from django import forms
 from django.conf import settings
 
 from compiler import MODES, POLICIES, list_schemas
+from playground.loop_bill import DEFAULT_MODEL
 from playground.service import DEFAULT_COUNTER, exact_counter
 
 NO_SCHEMA = ""
@@ -88,6 +89,17 @@ class CompileForm(forms.Form):
             ("exact", "exact: o200k_base"),
         ],
         initial=DEFAULT_COUNTER,
+        required=False,
+    )
+    bill_model = forms.ChoiceField(
+        label="The loop's bill, priced as",
+        choices=[
+            ("openai@0.1", "cached tokens at 0.1 of the input price"),
+            ("openai@0.25", "cached tokens at 0.25 of the input price"),
+            ("openai@0.5", "cached tokens at 0.5 of the input price"),
+            ("anthropic", "Anthropic: reads at 0.1, writes at 1.25"),
+        ],
+        initial=DEFAULT_MODEL,
         required=False,
     )
     changed_only = forms.BooleanField(

@@ -156,3 +156,17 @@ def test_long_payloads_open_in_place_and_nothing_scrolls_inside_a_box(live_serve
              .length"""
     )
     assert boxed == 0
+
+
+@pytest.mark.parametrize("width", [DESKTOP, PHONE])
+def test_the_loops_bill_opens_to_its_chart_without_widening_the_page(live_server, open_page, width):
+    page = compiled(open_page, live_server.url, width, changed_only=True)
+    section = page.locator("#loop-bill")
+    assert not section.locator("svg.call-bars").is_visible()
+    section.locator("summary").click()
+    assert section.locator("svg.call-bars").is_visible()
+    assert section.locator("tr[data-call]").count() == 30  # one call per assistant turn
+    overflow = page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow <= 0
