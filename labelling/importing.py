@@ -26,6 +26,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 
 from django.db import IntegrityError, transaction
 
@@ -54,6 +55,7 @@ from labelling.verdicts import durable_commit
 # a file like that is refused rather than half-imported.
 _LOSSY = ("not valid JSON",)
 _TAU_ID = re.compile(r"^(task[^-]+)-trial\d+$")
+INSERT_BATCH = 10  # transcripts a bulk insert takes: a progress step of a 100-transcript file
 QUOTE_CHARS = 700  # of the registering turn, centred on the value
 NEIGHBOUR_CHARS = 300  # of each neighbouring turn, the end nearest the registering turn
 SHOWN_REASONS = 50  # a refusal lists this many reasons, then how many more there are
@@ -242,10 +244,13 @@ def import_corpus(
                 warnings=warnings,
                 imported_by=user if user is not None and user.is_authenticated else None,
             )
-            Transcript.objects.bulk_create(
+            rows = (
                 _transcript(corpus, position, ident, parsed)
                 for position, (ident, parsed) in enumerate(progress(found))
             )
+            # inserted a batch at a time, so ``progress`` follows the inserts
+            while batch := list(islice(rows, INSERT_BATCH)):
+                Transcript.objects.bulk_create(batch)
     except IntegrityError:  # the same file, imported by someone else a moment ago
         existing = Corpus.objects.filter(digest=digest).first()
         if existing is None:

@@ -16,6 +16,8 @@ import compiler
 from compiler import CompilerError, render_instruction
 from playground import errors, limits, outage, service
 from playground.api_schemas import (
+    CACHE_MARKS_EXAMPLE,
+    README_EXAMPLE,
     CompileIn,
     CompileOut,
     ErrorOut,
@@ -63,6 +65,22 @@ api = Api(
 NOT_ALLOWED = {405: ErrorOut}
 BODY_ERRORS = {code: ErrorOut for code in (400, 405, 411, 413, 415, 422)}
 ERRORS = {**BODY_ERRORS, 429: ErrorOut, 503: ErrorOut}
+# Named request bodies /api/docs offers: the README's, and one with cache_marks.
+COMPILE_EXAMPLES = {
+    "requestBody": {
+        "content": {
+            "application/json": {
+                "examples": {
+                    "readme": {"summary": "The README's curl body", "value": README_EXAMPLE},
+                    "cache_marks": {
+                        "summary": "Keep the prefix and mark its end for the cache",
+                        "value": CACHE_MARKS_EXAMPLE,
+                    },
+                }
+            }
+        }
+    }
+}
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE")
 
 
@@ -89,6 +107,7 @@ def get(path: str, **options):
     response={200: CompileOut, **ERRORS},
     summary="Compile a transcript",
     operation_id="compile",
+    openapi_extra=COMPILE_EXAMPLES,
 )
 def compile_(request, payload: CompileIn):
     """Compile ``transcript`` (text in any format) or ``messages`` (an array)."""

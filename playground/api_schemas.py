@@ -132,6 +132,16 @@ class History(BaseModel):
     )
 
 
+# A loop's history compiled to keep its prefix, the prefix's end marked for the cache.
+CACHE_MARKS_EXAMPLE = {
+    "mode": "cache_friendly",
+    "cache_marks": True,
+    "entity_schema": "logistics",
+    "transcript": "user: Deliver order ORD-1 to 402 Oak Street, Apt 5, Springfield, IL 62704.\n"
+    "assistant: Confirmed: 402 Oak Street, Apt 5.\nuser: Actually reroute to 900 Pine "
+    "Avenue, Suite 12, Chicago, IL 60601.",
+}
+
 # The README's curl body: what "Try it out" on /api/docs sends unless it is edited.
 README_EXAMPLE = {
     "entity_schema": "logistics",
@@ -149,6 +159,14 @@ class CompileIn(CompileOptions, History):
         extra="forbid", json_schema_extra={**ONE_HISTORY, "example": README_EXAMPLE}
     )
 
+    cache_marks: StrictBool = Field(
+        False,
+        description="Mark the end of the stable prefix (the last compiled message) with "
+        "cache_control, for targets that take explicit cache breakpoints (Anthropic, or "
+        "LiteLLM in front of it); pair it with mode cache_friendly, whose compile at each "
+        "call is a prefix of the next. The telemetry is counted before the mark is added.",
+        examples=[True],
+    )
     token_counter: Counter = Field(
         DEFAULT_COUNTER,
         description="How tokens are counted: chars/4 (the default, as in the console), or "

@@ -6,6 +6,7 @@ renders it (the whole page, or for HTMX just the part that changed).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from django.http import Http404, HttpResponse
@@ -18,8 +19,9 @@ from playground.examples import examples
 from playground.figures import shipped_figures
 from playground.forms import CompileForm
 from playground.limits import RateLimited
+from playground.loop_bill import DEFAULT_MODEL, LoopBill, loop_bill
 from playground.present import Report, readable, report
-from playground.service import RequestError, run_compile
+from playground.service import RequestError, counter_named, options, run_compile
 
 
 @dataclass
@@ -70,6 +72,7 @@ def compile_form(request, form: CompileForm) -> Outcome:
     try:
         limits.spend(request)
         result = run_compile(**fields)
+        bill = bill_of(form)
     except (RequestError, CompilerError, RateLimited) as exc:
         status, body, headers = errors.describe(exc)
         return Outcome(form, error=readable(body), status=status, headers=headers)
@@ -80,7 +83,15 @@ def compile_form(request, form: CompileForm) -> Outcome:
         schema=fields["entity_schema"],
         changed_only=form.cleaned_data["changed_only"],
     )
-    return Outcome(form, report=shown)
+    return Outcome(form, report=dataclasses.replace(shown, bill=bill))
+
+
+def bill_of(form: CompileForm) -> LoopBill:
+    """The loop's bill for the form's transcript, compiled with the form's options."""
+    fields = dict(form.compile_fields())
+    text, counter = fields.pop("transcript"), counter_named(fields.pop("token_counter"))
+    model = form.cleaned_data["bill_model"] or DEFAULT_MODEL
+    return loop_bill(text, options=options(**fields), counter=counter, model=model)
 
 
 def download(found: Report) -> HttpResponse:

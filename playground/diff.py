@@ -22,8 +22,10 @@ from dataclasses import dataclass
 
 from compiler import Message, strip_compiled_one
 
-SHORT_CHARS = 300  # text up to this long, and up to SHORT_LINES lines, is shown whole
-SHORT_LINES = 6
+# Text up to this long, and of at most SHORT_LINES lines, is shown whole (at most three
+# lines of a phone's row); a longer turn costs the page one line until it is opened.
+SHORT_CHARS = 120
+SHORT_LINES = 3
 PREVIEW_CHARS = 200  # the one line a longer text shows until it is opened
 
 

@@ -6,6 +6,7 @@ from django import forms
 from django.conf import settings
 
 from compiler import MODES, POLICIES, list_schemas
+from playground.loop_bill import DEFAULT_MODEL
 from playground.service import DEFAULT_COUNTER, exact_counter
 
 NO_SCHEMA = ""
@@ -14,6 +15,16 @@ POLICY_HELP = {
     "declaration_policy": "When the agent declares a key the schema does not define.",
     "value_policy": "When a declared value does not have the slot's shape.",
 }
+
+
+# the options the console folds under "More options" while they hold their defaults
+MORE_OPTIONS = (
+    "teach_protocol",
+    "declaration_policy",
+    "value_policy",
+    "recall_query",
+    "invariants",
+)
 
 
 def _choices(values) -> list[tuple[str, str]]:
@@ -80,6 +91,17 @@ class CompileForm(forms.Form):
         initial=DEFAULT_COUNTER,
         required=False,
     )
+    bill_model = forms.ChoiceField(
+        label="The loop's bill, priced as",
+        choices=[
+            ("openai@0.1", "cached tokens at 0.1 of the input price"),
+            ("openai@0.25", "cached tokens at 0.25 of the input price"),
+            ("openai@0.5", "cached tokens at 0.5 of the input price"),
+            ("anthropic", "Anthropic: reads at 0.1, writes at 1.25"),
+        ],
+        initial=DEFAULT_MODEL,
+        required=False,
+    )
     changed_only = forms.BooleanField(
         required=False,
         label="Changed turns only",
@@ -131,6 +153,13 @@ class CompileForm(forms.Form):
             "value_policy": data["value_policy"],
             "token_counter": data["token_counter"] or DEFAULT_COUNTER,
         }
+
+    @property
+    def more_options_changed(self) -> bool:
+        """Whether an option under "More options" is set or wrong: then it is shown open."""
+        if not self.is_bound:
+            return False
+        return any(name in self.changed_data or name in self.errors for name in MORE_OPTIONS)
 
     @property
     def source(self) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from compiler import formats, strip_compiled_one
 from playground import diff
 from playground.figures import SchemaFigures, figures_for
+from playground.loop_bill import LoopBill
 from playground.service import Result
 
 
@@ -66,6 +67,7 @@ class Report:
     telemetry: dict
     compiled_json: str = field(repr=False)
     changed_only: bool = False
+    bill: LoopBill | None = None  # the agent loop's bill, raw beside compiled
 
     @property
     def exact_tokens(self) -> bool:

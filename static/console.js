@@ -1,5 +1,6 @@
-// Console: show only the note of the schema that is selected. Without this script
-// every note stays visible, which is still correct.
+// Console: show only the note of the schema that is selected (without this script every
+// note stays visible, which is still correct); recompile when "Changed turns only" is
+// ticked; fold the form away once a result is shown.
 (function () {
   "use strict";
 
@@ -22,6 +23,13 @@
     if (!document.querySelector("#result .diff")) return;
     var button = document.querySelector("#compile-form button.primary");
     if (button) button.click();
+  });
+  // A compile's result folds the transcript and options away, so the result starts
+  // under the Compile button; a refused compile leaves them open to be fixed. Without
+  // this script the page the server renders already comes folded.
+  document.addEventListener("htmx:afterSettle", function () {
+    var compose = document.getElementById("compose");
+    if (compose && document.querySelector("#result .diff")) compose.open = false;
   });
   document.addEventListener("DOMContentLoaded", showSelectedNote);
   document.addEventListener("htmx:afterSettle", showSelectedNote);

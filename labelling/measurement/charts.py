@@ -271,3 +271,67 @@ def bill_bars(title: str, rows: list[dict]) -> SafeString:
             f"{ratio:.2f}×</text></g>"
         )
     return _svg(WIDTH, height, title, body, "bill-bars")
+
+
+def call_bars(title: str, calls: list[dict]) -> SafeString:
+    """A loop's calls side by side, each a pair of columns, the raw history's (grey) then
+    the compiled one's (blue), each split into what its cached tokens cost (pale, on top)
+    and the rest; ``calls``: label, and for "raw" and "compiled" a ``Call``-like dict
+    (tokens, cached, cost) and the cached rate as ``rate``.
+
+    Example:
+        >>> one = {"tokens": 2000, "cached": 1024, "cost": 1078.4}
+        >>> svg = call_bars("Per call", [{"label": "call 1", "raw": one, "compiled": one,
+        ...                               "rate": 0.1}])
+        >>> svg.count('class="cost raw"'), svg.count('class="cost compiled"')
+        (1, 1)
+    """
+    left, top, plot_h, right = 56, 10, 180, 8
+    plot_w = WIDTH - left - right
+    height = top + plot_h + 44
+    peak = max([1.0, *(call[side]["cost"] for call in calls for side in ("raw", "compiled"))])
+    scale = plot_h / peak
+    group = plot_w / max(1, len(calls))
+    bar = max(1.0, group * 0.4)
+    base = top + plot_h
+    body = []
+    for share in (0, 0.5, 1.0):
+        y = base - share * plot_h
+        body.append(
+            f'<line x1="{left}" x2="{WIDTH - right}" y1="{y:.1f}" y2="{y:.1f}" stroke="{DIM}" '
+            f'stroke-width="0.5"/><text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" '
+            f'fill="currentColor" font-size="10">{share * peak:,.0f}</text>'
+        )
+    for index, call in enumerate(calls):
+        for offset, side, colour in ((0.1, "raw", DIM), (0.5, "compiled", BAR)):
+            body.append(
+                _call_bar(call, side, colour, left + group * (index + offset), bar, base, scale)
+            )
+    body.append(
+        f'<text x="{left}" y="{height - 22}" fill="currentColor" font-size="10">'
+        f"calls in order, each: raw history (grey), compiled (blue); pale: what the cached "
+        f"tokens cost</text>"
+        f'<text x="{left}" y="{height - 8}" fill="currentColor" font-size="10">'
+        f"cost in input-token prices (one uncached input token = 1)</text>"
+    )
+    return _svg(WIDTH, height, title, body, "call-bars")
+
+
+def _call_bar(call: dict, side: str, colour: str, x: float, width: float, base: float, scale):
+    """One column: the cost of its uncached tokens, and above it the cached tokens' cost."""
+    found = call[side]
+    cached_cost = found["cached"] * call["rate"]
+    rest = found["cost"] - cached_cost
+    words = (
+        f"{call['label']}, {'raw history' if side == 'raw' else 'compiled'}: "
+        f"{found['tokens']:,} tokens, {found['cached']:,} cached; cost {found['cost']:,.1f}"
+    )
+    y_rest = base - rest * scale
+    y_cached = y_rest - cached_cost * scale
+    return (
+        f'<g class="cost {side}"><title>{escape(words)}</title>'
+        f'<rect x="{x:.1f}" y="{y_rest:.1f}" width="{width:.1f}" height="{rest * scale:.1f}" '
+        f'fill="{colour}"/>'
+        f'<rect x="{x:.1f}" y="{y_cached:.1f}" width="{width:.1f}" '
+        f'height="{cached_cost * scale:.1f}" fill="{colour}" opacity="0.35"/></g>'
+    )

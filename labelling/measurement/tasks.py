@@ -19,9 +19,12 @@ from __future__ import annotations
 import os
 import shlex
 import socket
+import threading
 import time
+from collections.abc import Iterator, Sequence
+from functools import partial
 
-from django.db import transaction
+from django.db import connection, connections, transaction
 from django.utils import timezone
 from django_tasks import task
 
@@ -257,36 +260,45 @@ def start_import(data: bytes, *, name: str, source: str, provenance: str = "", u
 
 @task()
 def import_corpus_job(job_id: int) -> int:
-    """Import the job's file with ``labelling.importing.import_corpus`` (all or nothing).
+    """Import the job's file with ``labelling.importing.import_corpus`` (all or nothing)."""
+    job = claim_import(job_id)
+    return 0 if job is None else run_import(job, bytes(job.payload))
 
-    The import is one transaction, so its progress is not visible until it commits:
-    the page shows the job running, then the transcripts it stored.
-    """
-    from labelling.importing import ImportRefused, import_corpus
 
+def claim_import(job_id: int) -> Job | None:
+    """The queued import job, now running; None if it was delivered twice or is done."""
     claimed = Job.objects.filter(pk=job_id, status=JobStatus.QUEUED).update(
         status=JobStatus.RUNNING, started_at=timezone.now()
     )
-    if not claimed:
-        return 0
-    job = Job.objects.get(pk=job_id)
+    return Job.objects.get(pk=job_id) if claimed else None
+
+
+def run_import(job: Job, data: bytes) -> int:
+    """Import ``data`` for the running ``job`` and end it. Returns the transcripts stored.
+
+    The import is one transaction, so the transcripts it stores are not visible until it
+    commits; its progress is recorded as it goes (``record_progress``).
+    """
+    from labelling.importing import ImportRefused, import_corpus
+
     params = job.params
     try:
         result = import_corpus(
-            bytes(job.payload),
+            data,
             name=params["name"],
             source=params["source"],
             provenance=params.get("provenance", ""),
             user=job.created_by,
+            progress=partial(progress_of, job.pk),
         )
     except ImportRefused as refused:
-        _end_import(job, JobStatus.FAILED, error="\n".join(refused.reasons)[:5000])
+        end_import(job, JobStatus.FAILED, error="\n".join(refused.reasons)[:5000])
         return 0
     except Exception as exc:
-        _end_import(job, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000])
+        end_import(job, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000])
         raise
     params["created"] = result.created
-    _end_import(
+    end_import(
         job,
         JobStatus.DONE,
         corpus=result.corpus,
@@ -298,7 +310,45 @@ def import_corpus_job(job_id: int) -> int:
     return result.transcripts
 
 
-def _end_import(job: Job, status: str, **fields) -> None:
+def end_import(job: Job, status: str, **fields) -> None:
+    """Mark an import job ended with ``status``; its file, kept in the row, is let go."""
     Job.objects.filter(pk=job.pk).update(
         status=status, finished_at=timezone.now(), payload=None, **fields
     )
+
+
+PROGRESS_STEPS = 20  # an import records its progress at most this many times
+
+
+def progress_of(job_id: int, items: Sequence) -> Iterator:
+    """``items`` one by one, recording in the job how many have been taken of how many."""
+    total = len(items)
+    step = max(1, total // PROGRESS_STEPS)
+    for done, item in enumerate(items):
+        if done % step == 0:
+            record_progress(job_id, done, total)
+        yield item
+
+
+def record_progress(job_id: int, done: int, total: int) -> None:
+    """Write ``done`` of ``total`` transcripts to the running job, for its page to show.
+
+    The import runs in a transaction, which would hide this write until it commits, so
+    the write goes through a connection of its own (a thread's, closed after it). SQLite
+    lets one connection write at a time and the import holds it: there nothing is
+    recorded, and the page shows the job running until it ends.
+    """
+    if connection.vendor == "sqlite":
+        return
+
+    def write() -> None:
+        try:
+            Job.objects.filter(pk=job_id, status=JobStatus.RUNNING).update(
+                units_done=done, units_total=total
+            )
+        finally:
+            connections.close_all()  # this thread's connections only
+
+    writer = threading.Thread(target=write, name=f"job-{job_id}-progress")
+    writer.start()
+    writer.join()

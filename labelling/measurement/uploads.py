@@ -9,10 +9,10 @@ it, whatever the outcome. The job's page follows it.
 from __future__ import annotations
 
 from django.db import transaction
-from django.utils import timezone
 from django_tasks import task
 
-from labelling.measurement.models import Job, JobKind, JobStatus
+from labelling.measurement.models import Job, JobKind
+from labelling.measurement.tasks import claim_import, run_import
 from labelling.uploads import save_upload, upload_path
 
 
@@ -44,44 +44,11 @@ def start_upload_import(upload, *, name: str, provenance: str = "", user=None) -
 @task()
 def import_upload_job(job_id: int) -> int:
     """Import the job's uploaded file, then delete it. Returns the transcripts stored."""
-    from labelling.importing import ImportRefused, import_corpus
-
-    claimed = Job.objects.filter(pk=job_id, status=JobStatus.QUEUED).update(
-        status=JobStatus.RUNNING, started_at=timezone.now()
-    )
-    if not claimed:  # delivered twice, or already done
+    job = claim_import(job_id)
+    if job is None:  # delivered twice, or already done
         return 0
-    job = Job.objects.get(pk=job_id)
-    params = job.params
-    path = upload_path(params["file"])
+    path = upload_path(job.params["file"])
     try:
-        result = import_corpus(
-            path.read_bytes(),
-            name=params["name"],
-            source=params["source"],
-            provenance=params.get("provenance", ""),
-            user=job.created_by,
-        )
-    except ImportRefused as refused:
-        _end(job, JobStatus.FAILED, error="\n".join(refused.reasons)[:5000])
-        return 0
-    except Exception as exc:
-        _end(job, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000])
-        raise
+        return run_import(job, path.read_bytes())
     finally:
         path.unlink(missing_ok=True)
-    params["created"] = result.created
-    _end(
-        job,
-        JobStatus.DONE,
-        corpus=result.corpus,
-        units_total=result.transcripts,
-        units_done=result.transcripts,
-        chunks_done=1,
-        params=params,
-    )
-    return result.transcripts
-
-
-def _end(job: Job, status: str, **fields) -> None:
-    Job.objects.filter(pk=job.pk).update(status=status, finished_at=timezone.now(), **fields)

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.db import connection, connections
 from django.test import Client
+from playwright.sync_api import expect
 
 from labelling.importing import import_corpus
 from labelling.management.commands.create_reviewer import maintainers_group
+from labelling.measurement import tasks
 from labelling.measurement.models import Job, Report, ReportKind
-from labelling.measurement.tasks import measure_chunk
+from labelling.measurement.tasks import import_corpus_job, measure_chunk, start_import
+from tests.personas import big_airline
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -35,6 +40,42 @@ def signed_in(live_server, open_page):
         [{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}]
     )
     return page
+
+
+def test_an_import_job_page_shows_its_percentage_until_it_ends(live_server, signed_in, monkeypatch):
+    if connection.vendor == "sqlite":
+        pytest.skip("SQLite lets one connection write at a time: no progress is recorded")
+    page = signed_in
+    job = start_import(big_airline(copies=5), name="airline-20", source="airline-20.json")
+    halfway, seen = threading.Event(), threading.Event()
+    real_record = tasks.record_progress
+
+    def record(job_id, done, total):
+        real_record(job_id, done, total)
+        if done == total // 2:  # the import waits here until the page has shown it
+            halfway.set()
+            seen.wait(30)
+
+    monkeypatch.setattr(tasks, "record_progress", record)
+    worker = threading.Thread(target=_in_thread, args=(import_corpus_job.call, job.pk))
+    worker.start()
+    try:
+        assert halfway.wait(30)
+        page.goto(f"{live_server.url}{job.get_absolute_url()}")
+        expect(page.locator("#job .job-count")).to_contain_text("50% · 10 of 20 transcripts")
+        assert page.locator("#job").get_attribute("data-status") == "running"
+    finally:
+        seen.set()
+        worker.join(60)
+    page.locator("#job[data-status='done']").wait_for()  # htmx polls the job every second
+    expect(page.locator("#job .job-count")).to_contain_text("100% · 20 of 20 transcripts")
+
+
+def _in_thread(work, *args) -> None:
+    try:
+        work(*args)
+    finally:
+        connections.close_all()
 
 
 def test_a_measuring_job_is_followed_to_its_report(live_server, signed_in):

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.core.management import call_command
+from django.db import connection, connections
 from django_tasks_db.models import DBTaskResult
 
+from labelling.measurement import tasks
 from labelling.measurement.corpus_report import corpus_report
 from labelling.measurement.management.commands.run_jobs_bench import worker_env
 from labelling.measurement.measure import measure_items
@@ -27,6 +30,7 @@ from labelling.measurement.tasks import (
     start_measure,
     stored_items,
 )
+from tests.personas import big_airline
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 RECORDS = FIXTURES / "records"
@@ -116,6 +120,42 @@ def test_an_import_job_stores_the_corpus_and_drops_the_file(db):
         2,
         None,
     )
+
+
+def test_an_import_job_records_its_progress_where_other_connections_see_it(
+    transactional_db, monkeypatch
+):
+    if connection.vendor == "sqlite":
+        pytest.skip("SQLite lets one connection write at a time: no progress is recorded")
+    job = start_import(big_airline(copies=10), name="forty", source="forty.json")
+    seen = []
+
+    def record(job_id, done, total):
+        real_record(job_id, done, total)
+        seen.append(_read_elsewhere(job_id))  # the import's transaction is still open
+
+    real_record = tasks.record_progress
+    monkeypatch.setattr(tasks, "record_progress", record)
+    assert import_corpus_job.call(job.pk) == 40
+    assert seen == [(done, 40) for done in range(0, 40, 2)]
+    job.refresh_from_db()
+    assert (job.units_done, job.units_total, job.percent) == (40, 40, 100)
+
+
+def _read_elsewhere(job_id: int) -> tuple[int, int]:
+    """The job's progress as a connection of another thread reads it."""
+    found = []
+
+    def read():
+        try:
+            found.append(Job.objects.values_list("units_done", "units_total").get(pk=job_id))
+        finally:
+            connections.close_all()
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    reader.join()
+    return found[0]
 
 
 def test_an_import_job_refused_by_the_reader_fails_with_its_reasons(db):

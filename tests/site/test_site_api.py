@@ -109,6 +109,47 @@ def test_it_passes_every_option_through_to_the_compiler(api_client, retail_text)
     )
 
 
+def test_it_passes_cache_marks_through_and_marks_the_prefixs_end(api_client, retail_text):
+    options = {"mode": "cache_friendly", "cache_marks": True}
+    response = api_client.post(
+        "/compile", json={"transcript": retail_text, "entity_schema": "logistics", **options}
+    )
+    assert response.status_code == 200
+    body = response.json()
+    assert body["compiled_messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert without_clock(body) == library_body(
+        retail_text, schema=load_schema("logistics"), **options
+    )
+
+
+def test_it_marks_nothing_for_the_cache_unless_asked(api_client, retail_text):
+    body = api_client.post("/compile", json={"transcript": retail_text}).json()
+    assert "cache_control" not in json.dumps(body["compiled_messages"])
+
+
+def test_it_refuses_cache_marks_that_are_not_a_json_boolean(api_client, retail_text):
+    response = api_client.post("/compile", json={"transcript": retail_text, "cache_marks": "yes"})
+    assert response.status_code == 422
+    assert response.json()["error"] == "invalid_option"
+
+
+def test_the_documented_cache_marks_example_compiles_as_the_library_does(client):
+    document = client.get("/api/openapi.json").json()
+    examples = document["paths"]["/api/compile"]["post"]["requestBody"]["content"][
+        "application/json"
+    ]["examples"]
+    example = examples["cache_marks"]["value"]
+    field = document["components"]["schemas"]["CompileIn"]["properties"]["cache_marks"]
+    assert (field["type"], field["default"], example["cache_marks"]) == ("boolean", False, True)
+    response = post(client, "/api/compile", example)
+    assert response.status_code == 200
+    options = {k: v for k, v in example.items() if k not in ("transcript", "entity_schema")}
+    assert without_clock(response.json()) == library_body(
+        example["transcript"], schema=load_schema(example["entity_schema"]), **options
+    )
+    assert "cache_control" in json.dumps(response.json()["compiled_messages"][-1])
+
+
 def test_it_says_what_it_did_in_a_header_and_forbids_caching(client, retail_text):
     response = post(client, "/api/compile", {"transcript": retail_text})
     tel = response.json()["telemetry"]

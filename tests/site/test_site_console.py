@@ -96,6 +96,23 @@ def test_a_form_post_without_javascript_renders_the_whole_page_with_the_result(c
     assert '<tr class="state-row" data-slot="payment_method">' in page
 
 
+def test_a_page_with_a_result_comes_with_the_form_folded(client, retail_text):
+    page = client.post("/console", form_data(retail_text)).content.decode()
+    assert '<details class="compose" id="compose">' in page
+
+
+def test_the_empty_console_comes_with_the_form_open_and_more_options_folded(client):
+    page = client.get("/console").content.decode()
+    assert '<details class="compose" id="compose" open>' in page
+    assert '<details class="more-options field-wide">' in page
+
+
+def test_more_options_come_open_when_one_of_them_is_set(client, retail_text):
+    data = form_data(retail_text, teach_protocol="on")
+    page = client.post("/console", data).content.decode()
+    assert '<details class="more-options field-wide" open>' in page
+
+
 def test_an_htmx_post_gets_only_the_result_partial(client, retail_text):
     response = client.post("/console", form_data(retail_text), **HTMX)
     part = response.content.decode().strip()
