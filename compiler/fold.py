@@ -138,13 +138,17 @@ class Fold:
     def finish(self, *, remember: bool = True) -> Compilation:
         """The whole-history stages (``HISTORY_STAGES``). ``remember``: this fold is kept
         for later calls, so the result memoises what it builds from messages the fold
-        holds; a one-off compile remembers nothing."""
-        made = Made(tuple(self.clean), tuple(self.kinds), self.fold.result())
+        holds; a one-off compile remembers nothing, and lets go of its memo here, before
+        the caller builds its output and telemetry (the decoded JSON of every payload is
+        the largest part of a compile's peak memory)."""
+        made = Made(tuple(self.clean), tuple(self.kinds), self.fold.result(), remember)
         made.numbers = numbers = self._numbers()
         made.number = numbers.__getitem__ if numbers is not None else None
         for stage in HISTORY_STAGES:
             stage(self, made)
         memo = self.memo
+        if not remember:
+            self.memo = Memo()
         return build(  # Compilation(...), built as frozen.build builds
             Compilation,
             original=tuple(self.original),
@@ -163,7 +167,7 @@ class Fold:
             skipped_at=self._skipped_at() if self._skipped(numbers) else None,
             token_memo=memo.tokens if remember else None,
             dict_memo=memo.dicts if remember else None,
-            held=made.plan.held,
+            held=made.plan.held if remember else None,
         )
 
     def _numbers(self) -> tuple[int, ...] | None:
@@ -299,6 +303,7 @@ class Made:
     clean: tuple[Message, ...]
     kinds: tuple[Kind, ...]
     register: object
+    remember: bool = True  # (``Fold.finish``)
     numbers: tuple[int, ...] | None = None
     number: object = None
     retired: tuple = ()
@@ -329,13 +334,15 @@ def retire_turns(fold: Fold, made: Made) -> None:
 def plan_payloads(fold: Fold, made: Made) -> None:
     """How each payload is shown (``compact.plan``)."""
     plan = PayloadPlan(
-        made.clean, made.kinds, fold.read_keys, fold.stated, fold.statuses, fold.memo
+        made.clean, made.kinds, fold.read_keys, fold.stated, fold.statuses, fold.memo, made.remember
     )
     made.plan = plan
     if fold.options.mode == "compact":
         made.compacted = plan.compacted(made.gone, made.number)
     else:
         made.compacted = plan.first_sight()
+    if not made.remember:  # what a later compile would reuse, let go before the layout
+        fold.memo.forget_payloads()
 
 
 def recall_turns(fold: Fold, made: Made) -> None:

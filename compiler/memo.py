@@ -54,5 +54,13 @@ class Memo:
     def copy(self) -> Memo:
         return Memo(*(dict(getattr(self, name)) for name in _NAMES))
 
+    def forget_payloads(self) -> None:
+        """Empty what only a later compile of the payloads reads again (all but the
+        replacement messages and what is keyed on them), for a compile that has no later
+        one: so its peak memory does not hold every payload's decoded JSON to the end."""
+        for name in _PAYLOADS:
+            getattr(self, name).clear()
+
 
 _NAMES = tuple(spec.name for spec in fields(Memo))
+_PAYLOADS = ("decoded", "shaped", "elided", "shown", "repeated", "read", "encoded")

@@ -26,7 +26,7 @@ from compiler.state import Kind
 class PayloadPlan:
     """The payloads of one history as a compile shows them; ``memo`` is the fold's."""
 
-    def __init__(self, clean, kinds, read_keys, stated, statuses: bool, memo: Memo):
+    def __init__(self, clean, kinds, read_keys, stated, statuses: bool, memo: Memo, keep=True):
         self.clean = clean
         self.kinds = kinds
         self.read_keys = read_keys
@@ -35,6 +35,9 @@ class PayloadPlan:
         self.stated = stated
         self.statuses = statuses
         self.memo = memo
+        # whether a later compile reuses ``memo``; if not, each payload's decoded JSON is
+        # let go once nothing here reads it again (``_release``)
+        self.keep = keep
 
     def held(self, message: Message, origin: int | None) -> bool:
         """Whether an output message is one this fold keeps (so memos may key on it)."""
@@ -63,9 +66,13 @@ class PayloadPlan:
         replaced = replaced_reads(self.read_keys)
         fresh = fresh_payloads(self.clean, self.kinds)
         done, shown = {}, []  # shown: the payloads in front of the model, in order
+        release = self._release if not self.keep else _keep
+        if not self.keep:
+            self._release_arguments()
         for index, kind in enumerate(self.kinds):
             message = self.clean[index]
             if kind is not Kind.MACHINE or index in gone or not message.content:
+                release(index)
                 continue
             shown.append(index)
             if index in fresh and index not in replaced:
@@ -82,8 +89,25 @@ class PayloadPlan:
                         result = notice
             if result.changed:
                 done[index] = result
+                release(index)  # what the model is shown now is the result's text
         cut = RepeatCut(self.clean, self.stated, self.statuses, self.memo)
         return cut.cut(done, shown, gone, fresh, number)
+
+    def _release(self, index: int) -> None:
+        """The payload's decoded JSON let go: read as a record (keyed by its stripped
+        text) and compacted (by its text); a later read of it decodes it again."""
+        text = self.clean[index].content
+        if text:
+            self.memo.decoded.pop(text, None)
+            self.memo.decoded.pop(text.strip(), None)
+
+    def _release_arguments(self) -> None:
+        """The decoded arguments of every tool call let go: only the per-message stages
+        read them."""
+        decoded = self.memo.decoded
+        for message in self.clean:
+            for call in message.tool_calls:
+                decoded.pop(call.arguments, None)
 
     def first_sight(self) -> dict[int, Compacted]:
         """``cache_friendly``: each payload as it is first shown, decided from it and the
@@ -91,6 +115,8 @@ class PayloadPlan:
         it and no cached prefix is rewritten: JSON re-encoded losslessly where that is
         shorter (``compact.lossless``), else SWE-agent status lines that repeat the ones
         stated above left out (``repeats.drop_repeated_status``, as ``compact`` does)."""
+        if not self.keep:  # (a lossless re-encoding decodes as it goes: no memo)
+            self.memo.decoded.clear()
         done = {}
         open_file = directory = None
         for index, kind in enumerate(self.kinds):
@@ -182,3 +208,7 @@ class PayloadPlan:
 # a JSON array (not a "[File: ...]" header): its rows are its elements (``elide_record``)
 _JSON_ARRAY = re.compile(r'\s*\[\s*[\[{"\]\d-]')
 _UNREAD = object()
+
+
+def _keep(index: int) -> None:
+    """A payload's decoded JSON kept, for a compile a later one resumes."""
