@@ -42,9 +42,12 @@ from compiler.types import Compilation, Options
 class Fold:
     """Per-message stage results for a history, extendable and copyable."""
 
-    def __init__(self, options: Options, *, by_item: bool = False):
+    def __init__(self, options: Options, *, by_item: bool = False, resumable: bool = True):
         schema = options.schema
         self.options = options
+        # whether a later compile may resume this fold; one that is not lets go of what
+        # only a later compile would read again as soon as it is read
+        self.resumable = resumable
         # how the caller counts turns: by_item, each message's place in the caller's list
         # (``line - 1``, which counts items the reader skipped); else as they were read.
         # ``sources`` holds, per clean message, its index in ``original``.
@@ -280,9 +283,22 @@ def register(fold: Fold, message: Message, turn: int) -> Message:
 def read_key(fold: Fold, message: Message, turn: int) -> Message:
     """What the message reads (a file, a record), for stale reads."""
     previous = fold.clean[-1] if fold.clean else None
-    key = next_read_key(message, fold.kinds[-1], previous, fold.calls, fold.memo.decoded)
-    fold.read_keys.append(key)
+    decoded = fold.memo.decoded
+    fold.read_keys.append(next_read_key(message, fold.kinds[-1], previous, fold.calls, decoded))
+    if not fold.resumable:
+        _release(fold, message, decoded)
     return message
+
+
+def _release(fold: Fold, message: Message, decoded: dict) -> None:
+    """For a fold no later compile resumes, the decoded JSON nothing after the per-message
+    stages reads: a tool call's arguments, and in ``cache_friendly`` (whose payload plan
+    re-encodes a payload as it reads it) the payload's own (keyed by its stripped text,
+    as ``read_keys.record_key`` decodes it)."""
+    for call in message.tool_calls:
+        decoded.pop(call.arguments, None)
+    if fold.options.mode != "compact" and message.content:
+        decoded.pop(message.content.strip(), None)
 
 
 def status(fold: Fold, message: Message, turn: int) -> Message:
