@@ -359,6 +359,9 @@ def plan_payloads(fold: Fold, made: Made) -> None:
         made.compacted = plan.first_sight()
     if not made.remember:  # what a later compile would reuse, let go before the layout
         fold.memo.forget_payloads()
+    if not fold.resumable:  # (read by the plan, and by the read key of a message to come)
+        fold.read_keys.clear()
+        fold.calls.clear()
 
 
 def recall_turns(fold: Fold, made: Made) -> None:
