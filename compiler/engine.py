@@ -53,7 +53,8 @@ def compile_messages(messages: list, *, token_counter: Any = None, cache: bool =
         # they need no copy of the caller's lists and dicts of their own.
         parsed = read_message_list(messages, own=False)
         items = len(messages) if isinstance(messages, list | tuple) else None
-        progress = Fold(chosen, by_item=True).extend(parsed.messages, items=items)
+        progress = Fold(chosen, by_item=True, resumable=False)
+        progress.extend(parsed.messages, items=items)
         result = progress.finish(remember=False)
         warnings = (*parsed.warnings, *unpaired(result.original))  # as HISTORIES gives them
     return _finish(result, warnings, started, token_counter)
@@ -106,7 +107,7 @@ def run(messages: tuple[Message, ...], options: Options | None = None, **given) 
         (Message(role='user', content='hi', ...),)
     """
     options = options or Options.build(**given)
-    return Fold(options).extend(messages).finish(remember=False)
+    return Fold(options, resumable=False).extend(messages).finish(remember=False)
 
 
 __all__ = ["compile_messages", "compile_transcript", "run"]

@@ -69,7 +69,10 @@ def lossless(text: str) -> str | None:
         return None
     try:
         encoded = _encode(value)
-        same = canonical_dumps(decode(encoded)) == canonical_dumps(value)
+        # the value let go before the re-encoding is decoded: a payload's decoded JSON is
+        # several times its text, and two at once were a compile's peak memory
+        canonical, value = canonical_dumps(value), None
+        same = canonical_dumps(decode(encoded)) == canonical
     except (ValueError, RecursionError):
         return None
     return encoded if same and len(encoded) < len(text) else None

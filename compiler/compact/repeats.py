@@ -1,8 +1,8 @@
 """What a payload repeats that another one, still in front of the model, shows already.
 
-``compiler.fold`` decides which payloads are visible and which one is shown again
-(``Fold._repeats``); these helpers only rewrite one text, and each returns None when it
-changes nothing. A JSON value shown verbatim earlier becomes a pointer to that turn
+The payload plan decides which payloads are visible and which one is shown again
+(``plan_repeats.RepeatCut``); these helpers only rewrite one text, and each returns None
+when it changes nothing. A JSON value shown verbatim earlier becomes a pointer to that turn
 (``write_pointers``), and SWE-agent status lines that repeat what was stated above are left
 out (``drop_repeated_status``).
 """

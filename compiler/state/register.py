@@ -25,7 +25,8 @@ from functools import partial
 
 from compiler.facts import PROVENANCE_RANK, Observation, Op, Provenance
 from compiler.frozen import build
-from compiler.state.entities import ENTITY_MARK, EntityScopes, by_slot
+from compiler.state.closing import Closings, closed
+from compiler.state.entities import ENTITY_MARK, by_slot
 from compiler.state.entries import (
     MAX_VALUE_CHARS,
     Conflict,
@@ -38,7 +39,7 @@ from compiler.state.entries import (
 MAX_FACTS = 64
 
 
-class RegisterFold(EntityScopes):
+class RegisterFold(Closings):
     """The mutable fold behind ``register``; ``copy()`` snapshots it."""
 
     def __init__(self, immutable: frozenset[str] = frozenset(), scopes=None):
@@ -196,7 +197,7 @@ class RegisterFold(EntityScopes):
         if key is None:
             key = obs.slot
         if current is not None:
-            self.entries[self.live[key]] = _ended(current, superseded_by=obs.turn)
+            self.entries[self.live[key]] = closed(current, superseded_by=obs.turn)
         self.moving.pop(key, None)
         self.revoked.discard(key)
         self.live[key] = len(self.entries)
@@ -216,49 +217,6 @@ class RegisterFold(EntityScopes):
         )
         if obs.slot in self.scoped:
             self._adopt(obs.slot, obs.value)
-
-    def _revoke(self, obs: Observation) -> None:
-        key = self._key(obs.slot)
-        current = self._current(key)
-        if current is None:
-            self.refusals.append(
-                Refusal(obs.slot, obs.turn, "revoke_refused", "nothing to revoke: slot not set")
-            )
-            return
-        if current.pinned or obs.slot in self.immutable:
-            self.refusals.append(
-                Refusal(obs.slot, obs.turn, "revoke_refused", "pinned or immutable slot")
-            )
-            return
-        self.entries[self.live.pop(key)] = _ended(current, revoked_at=obs.turn)
-        self.moving.pop(key, None)
-        self.revoked.add(key)
-
-    def _end(self, obs: Observation) -> None:
-        """A tool call ended ``obs.value``: it is over, whether or not the slot holds it."""
-        self.ended.setdefault(obs.slot, set()).add(value_key(obs.value))
-        key = self._key(obs.slot)
-        current = self._current(key)
-        if current is None or value_key(current.value) != value_key(obs.value):
-            return
-        if current.pinned or obs.slot in self.immutable:
-            self.refusals.append(
-                Refusal(obs.slot, obs.turn, "end_refused", "pinned or immutable slot", obs.value)
-            )
-            return
-        self.entries[self.live.pop(key)] = _ended(current, revoked_at=obs.turn)
-        self.moving.pop(key, None)
-
-    def _start(self, obs: Observation) -> None:
-        """A tool call began a new entity of the slot's kind, not yet named: the value
-        held is replaced (by the value named next), not ended; a pinned or immutable one
-        stays."""
-        key = self._key(obs.slot)
-        current = self._current(key)
-        if current is None or current.pinned or obs.slot in self.immutable:
-            return
-        self.entries[self.live.pop(key)] = _ended(current, superseded_by=obs.turn)
-        self.moving.pop(key, None)
 
     def result(self) -> Register:
         if self.scopes:
@@ -336,11 +294,6 @@ def _restated(
     fields["turn"] = turn
     fields["superseded_by"] = fields["revoked_at"] = None
     return restated
-
-
-def _ended(entry: Entry, superseded_by: int | None = None, revoked_at: int | None = None) -> Entry:
-    """``entry``, no longer live: replaced at ``superseded_by`` or revoked at ``revoked_at``."""
-    return _entry(**{**entry.__dict__, "superseded_by": superseded_by, "revoked_at": revoked_at})
 
 
 def _copy_fold(fold: RegisterFold) -> RegisterFold:

@@ -1,6 +1,6 @@
 """What a payload repeats of another one still in front of the model is cut, and said so.
 
-Four rules run after the stale reads and shapes are decided (``Fold._repeats``): a
+Four rules run after the stale reads and shapes are decided (``plan_repeats.RepeatCut``): a
 file view's lines that a later view shows again, SWE-agent's review advice after every
 edit but the latest, a JSON value an earlier visible payload shows verbatim, and the
 SWE-agent status lines that repeat what was stated above. Each case below has a twin in

@@ -97,7 +97,7 @@ def test_a_stale_record_compiles_as_it_does_when_every_payload_is_compacted(firs
     for end in range(len(history) - calls, len(history)):  # an agent loop, resumed
         _compiled(history[:end], cache=True)
     out = _compiled(history, cache=calls > 0)
-    with mock.patch("compiler.fold.compacts_longer_than", return_value=False):
+    with mock.patch("compiler.compact.plan.compacts_longer_than", return_value=False):
         assert out == _compiled(history, cache=False)
 
 

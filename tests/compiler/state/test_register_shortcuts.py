@@ -10,17 +10,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler.facts import PROVENANCE_RANK, Observation, Op, Provenance
-from compiler.state.register import Entry, RegisterFold, _ended, _entry, _unsure_after
+from compiler.state.closing import closed
+from compiler.state.register import Entry, RegisterFold, _entry, _unsure_after
 
 pytestmark = pytest.mark.shortcut
 
 
 def test_an_ended_entry_is_the_entry_with_its_end_set():
     entry = Entry("cabin", "economy", 2, Provenance.ACTED, (2, 5), None, None, True, True)
-    assert _ended(entry, superseded_by=7) == Entry(
+    assert closed(entry, superseded_by=7) == Entry(
         "cabin", "economy", 2, Provenance.ACTED, (2, 5), 7, None, True, True
     )
-    assert _ended(entry, revoked_at=9) == replace(entry, revoked_at=9)
+    assert closed(entry, revoked_at=9) == replace(entry, revoked_at=9)
 
 
 class _FoldAsItWas(RegisterFold):

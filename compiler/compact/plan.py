@@ -1,0 +1,214 @@
+"""The payload plan: how each tool payload in front of the model is shown.
+
+``compact`` mode compacts each payload by its shape, or writes a stale-read notice in
+place of a read a later one replaced (whichever is shorter), then cuts what a payload
+repeats of another still shown (review advice, JSON values, status lines);
+``cache_friendly`` shows each payload as it was first seen, re-encoded losslessly where
+that is shorter. What it builds is kept in the fold's ``Memo``, keyed by payload index,
+so a history compiled again with one more turn builds only what is new.
+"""
+
+from __future__ import annotations
+
+import re
+
+from compiler.compact.compact import Compacted, compact, compacts_longer_than
+from compiler.compact.lossless import encoded
+from compiler.compact.plan_repeats import NO_STATUS, RepeatCut
+from compiler.compact.repeats import Repeat, drop_repeated_status
+from compiler.compact.stale import elide, elide_record, fresh_payloads, replaced_reads
+from compiler.frozen import build
+from compiler.memo import Memo
+from compiler.read import Message, with_content
+from compiler.state import Kind
+
+
+class PayloadPlan:
+    """The payloads of one history as a compile shows them; ``memo`` is the fold's."""
+
+    def __init__(self, clean, kinds, read_keys, stated, statuses: bool, memo: Memo, keep=True):
+        self.clean = clean
+        self.kinds = kinds
+        self.read_keys = read_keys
+        # per message, the SWE-agent status its text ends with (open file, directory),
+        # and whether any message states one (few histories do)
+        self.stated = stated
+        self.statuses = statuses
+        self.memo = memo
+        # whether a later compile reuses ``memo``; if not, each payload's decoded JSON is
+        # let go once nothing here reads it again (``_release``)
+        self.keep = keep
+
+    def held(self, message: Message, origin: int | None) -> bool:
+        """Whether an output message is one this fold keeps (so memos may key on it)."""
+        if origin is None:
+            return False
+        if message is self.clean[origin]:
+            return True
+        replaced = self.memo.replacements.get(origin)
+        return replaced is not None and replaced[1] is message
+
+    def replacement(self, index: int, compacted: Compacted) -> Message:
+        """The compacted payload's message, built once per compaction result."""
+        memo = self.memo.replacements.get(index)
+        if memo is None or memo[0] is not compacted:
+            if memo is not None:  # its message is dropped: so are the memos keyed on its id
+                self.memo.dicts.pop(id(memo[1]), None)
+                self.memo.tokens.pop(id(memo[1]), None)
+            memo = (compacted, with_content(self.clean[index], compacted.text))
+            self.memo.replacements[index] = memo
+        return memo[1]
+
+    def compacted(self, gone: frozenset[int], number=None) -> dict[int, Compacted]:
+        """Each payload compacted by its shape, or, when a later read replaced it and
+        that is shorter, a stale-read notice; payloads the agent has not answered
+        yet are left whole (``fresh_payloads``)."""
+        replaced = replaced_reads(self.read_keys)
+        fresh = fresh_payloads(self.clean, self.kinds)
+        done, shown = {}, []  # shown: the payloads in front of the model, in order
+        release = self._release if not self.keep else _keep
+        if not self.keep:
+            self._release_arguments()
+        for index, kind in enumerate(self.kinds):
+            message = self.clean[index]
+            if kind is not Kind.MACHINE or index in gone or not message.content:
+                release(index)
+                continue
+            shown.append(index)
+            if index in fresh and index not in replaced:
+                continue  # the agent has not answered it yet: it stays whole
+            if index not in replaced:
+                result = self._shaped(index)
+            else:  # a stale read: its notice, unless shaping cuts more
+                notice = self._elided(index, *replaced[index], number)
+                if notice.changed and self._loses_to(index, notice.compacted_chars):
+                    result = notice  # shaping certainly cuts less: it is not done
+                else:
+                    result = self._shaped(index)
+                    if notice.changed and notice.compacted_chars < result.compacted_chars:
+                        result = notice
+            if result.changed:
+                done[index] = result
+                release(index)  # what the model is shown now is the result's text
+        cut = RepeatCut(self.clean, self.stated, self.statuses, self.memo)
+        return cut.cut(done, shown, gone, fresh, number)
+
+    def _release(self, index: int) -> None:
+        """The payload's decoded JSON let go: read as a record (keyed by its stripped
+        text) and compacted (by its text); a later read of it decodes it again."""
+        text = self.clean[index].content
+        if text:
+            self.memo.decoded.pop(text, None)
+            self.memo.decoded.pop(text.strip(), None)
+
+    def _release_arguments(self) -> None:
+        """The decoded arguments of every tool call let go: only the per-message stages
+        read them."""
+        decoded = self.memo.decoded
+        for message in self.clean:
+            for call in message.tool_calls:
+                decoded.pop(call.arguments, None)
+
+    def first_sight(self) -> dict[int, Compacted]:
+        """``cache_friendly``: each payload as it is first shown, decided from it and the
+        history before it alone, so the same in every compile from the first that sees
+        it and no cached prefix is rewritten: JSON re-encoded losslessly where that is
+        shorter (``compact.lossless``), else SWE-agent status lines that repeat the ones
+        stated above left out (``repeats.drop_repeated_status``, as ``compact`` does)."""
+        if not self.keep:  # (a lossless re-encoding decodes as it goes: no memo)
+            self.memo.decoded.clear()
+        done = {}
+        open_file = directory = None
+        for index, kind in enumerate(self.kinds):
+            known = self.memo.encoded.get(index, _UNREAD)
+            if known is _UNREAD:
+                known = self._seen_first(index, kind, open_file, directory)
+                self.memo.encoded[index] = known
+            if known is not None:
+                done[index] = known
+            stated = self.stated[index]
+            open_file = stated[0] if stated[0] is not None else open_file
+            directory = stated[1] if stated[1] is not None else directory
+        return done
+
+    def _seen_first(self, index: int, kind: Kind, open_file, directory) -> Compacted | None:
+        message = self.clean[index]
+        if kind is not Kind.MACHINE or message.role == "assistant" or not message.content:
+            return None
+        text = message.content
+        found = encoded(text)
+        if found is not None or self.stated[index] == NO_STATUS:
+            return found
+        if open_file is None and directory is None:
+            return None  # the first status lines shown stay: they show what the lines say
+        cut = drop_repeated_status(text, open_file, directory)
+        if cut is None:
+            return None
+        return build(
+            Compacted,
+            text=cut[0],
+            shape=Repeat.STATUS.value,
+            original_chars=len(text),
+            compacted_chars=len(cut[0]),
+            rows_total=0,
+            rows_kept=0,
+            rows_dropped=0,
+            safety_rows_kept=0,
+            changed=True,
+            status_lines_dropped=cut[1],
+        )
+
+    def _shaped(self, index: int) -> Compacted:
+        known = self.memo.shaped.get(index)
+        if not isinstance(known, Compacted):
+            message = self.clean[index]
+            known = compact(message.content, tool_name=message.name, memo=self.memo.decoded)
+            self.memo.shaped[index] = known
+        return known
+
+    def _loses_to(self, index: int, chars: int) -> bool:
+        """Whether the payload's compaction is certainly longer than a notice of ``chars``,
+        so it need not be made. Until it is made, ``shaped`` keeps the longest notice it
+        was shown to lose to (an int)."""
+        known = self.memo.shaped.get(index)
+        if isinstance(known, Compacted):
+            return known.compacted_chars > chars
+        if known is not None and known >= chars:
+            return True
+        if compacts_longer_than(self.clean[index].content, chars, memo=self.memo.decoded):
+            self.memo.shaped[index] = chars
+            return True
+        return False
+
+    def _partly_shown(self, index: int, later: int, key: str):
+        """The later file view's window when it leaves out lines of this one's, else None."""
+        if not key.startswith("file "):
+            return None
+        window, earlier = dict(self.read_keys[later]).get(key), dict(self.read_keys[index])[key]
+        covered = window.first <= earlier.first and earlier.last <= window.last
+        return None if covered or earlier.preview or not earlier.last else window
+
+    def _elided(self, index: int, key: str, later: int, number=None) -> Compacted:
+        # the notice names the later turn as the caller counts it, so that is the memo's key
+        shown = later if number is None else number(later)
+        if (index, shown) not in self.memo.elided:
+            text = self.clean[index].content
+            if key.startswith("record ") or _JSON_ARRAY.match(text):
+                later_text = self.clean[later].content
+                result = elide_record(
+                    text, later_text, replaced_by=shown, key=key, memo=self.memo.decoded
+                )
+            else:  # a later file view may show only part of this one
+                window = self._partly_shown(index, later, key)
+                result = elide(text, replaced_by=shown, key=key, window=window)
+            self.memo.elided[(index, shown)] = result
+        return self.memo.elided[(index, shown)]
+
+
+# a JSON array (not a "[File: ...]" header): its rows are its elements (``elide_record``)
+_JSON_ARRAY = re.compile(r'\s*\[\s*[\[{"\]\d-]')
+_UNREAD = object()
+
+
+def _keep(index: int) -> None:
+    """A payload's decoded JSON kept, for a compile a later one resumes."""
