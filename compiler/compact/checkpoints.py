@@ -9,19 +9,29 @@ what the broken prefix costs once. In units of one uncached input token:
 * a cut at a call breaks the prefix at the first payload it changes: the P tokens from
   there to the end of the prompt are billed at the full rate instead of r, once:
   (1 − r)·P, with P counted after the cut;
-* the S tokens it removes were billed at r on this call and would be on every later
-  call: it saves r·S on this call and on each of the L calls after it, r·S·(L + 1).
+* a payload cut by s tokens was billed s at r on this call and would be on every later
+  call: the cut saves r·s on this call and on each of the L calls after it, r·s·(L + 1).
 
-So a cut pays when r·S·(L + 1) > (1 − r)·P. L is unknown when the loop calls; it must
+So a cut pays when r·Σ s·(L + 1) > (1 − r)·P. L is unknown when the loop calls, and must
 come from the history alone, so that the stateless API and a proxy find the same
-checkpoints with nothing stored. With nothing else known, a loop that has made n calls
-is as likely to make more than n further calls as fewer (the length of a process seen
-at a random moment of its life, with no scale assumed: the median of what is left is
-what has passed), so L = n, the calls made before this one. An estimate counted from the
-last checkpoint instead would reset at each cut and hold back the cuts of a long loop,
-whose calls are most of the bill. The rule, at each call point c of the history::
+checkpoints with nothing stored. Two estimates come to mind:
 
-    r · S · (n + 1) > (1 − r) · P        n: call points before c
+* the calls made so far (a loop seen at a random moment of its life is as likely to run
+  longer than it has as shorter). It makes a long loop cut every payload as soon as it
+  leaves the recent calls, when P is largest, and a loop that ends a call or two later
+  pays the break for nothing: on SWE-agent runs of 11 to 14 calls it cuts at the last
+  calls and the bill rises above the raw history's;
+* per payload, the calls since it could first be cut (it left the recent calls). That
+  is the break-even rule of rent or buy: keep paying the cached rate for an old payload
+  until what it has cost since it could have been cut reaches what cutting costs, then
+  cut. Whatever the loop's length, a payload so handled costs at most twice what the
+  best choice made knowing that length costs, and a payload that has only just become
+  old is never cut at the end of a loop.
+
+The second is the rule here, at each call point c of the history::
+
+    r · Σ s_i · (L_i + 1) > (1 − r) · P
+    L_i: the call points before c since payload i left the last RECENT_CALLS calls
 
 Every quantity is a function of the history up to c (characters stand for tokens: the
 rule compares two counts of the same text, so the ratio is what matters). The rate is
