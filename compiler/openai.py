@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from compiler.compact.checkpoints import DEFAULT_CACHED_RATE
 from compiler.engine import compile_messages
 from compiler.errors import OptionError
 from compiler.layout import resolve_counter
@@ -42,6 +43,7 @@ DEFAULTS = MappingProxyType(
         "teach_protocol": False,
         "declaration_policy": "flag",
         "value_policy": "flag",
+        "cached_rate": DEFAULT_CACHED_RATE,
     }
 )
 
@@ -57,6 +59,7 @@ def patch_openai(
     value_policy="flag",
     recall_query=None,
     token_counter=None,
+    cached_rate=DEFAULT_CACHED_RATE,
 ):
     """Wrap client.chat.completions.create so every call compiles `messages` first.
 
@@ -100,6 +103,7 @@ def patch_openai(
                 value_policy=value_policy,
                 recall_query=recall_query,
                 token_counter=token_counter,
+                cached_rate=cached_rate,
             )
         )
     )

@@ -31,6 +31,7 @@ OPTION_NAMES = (
     "teach_protocol",
     "declaration_policy",
     "value_policy",
+    "cached_rate",
 )
 
 

@@ -183,6 +183,8 @@ def test_it_names_an_unknown_compile_option(client, proxy_on):
         ({"recall_query": 5}, "recall_query: Input should be a valid string"),
         ({"teach_protocol": "maybe"}, "teach_protocol: Input should be a valid boolean"),
         ({"mode": "fast"}, "mode: Input should be 'compact' or 'cache_friendly'"),
+        ({"cached_rate": 1.5}, "cached_rate: Input should be less than or equal to 1"),
+        ({"cached_rate": "0.1"}, "cached_rate: Input should be a valid number"),
     ],
 )
 def test_it_validates_compile_options_as_the_api_does(client, proxy_on, options, message):
