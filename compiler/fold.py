@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.compact import has_safety_signal, next_read_key, status_values
-from compiler.compact.checkpoints import Checkpoints, History
+from compiler.compact import Checkpoints, has_safety_signal, next_read_key, status_values
 from compiler.compact.plan import NO_STATUS, PayloadPlan
 from compiler.facts import PROVENANCE_RANK
 from compiler.frozen import build
@@ -73,8 +72,7 @@ class Fold:
         self.statuses = False
         # cache_friendly: each call point (an assistant turn) and the state lines before it
         self.points: list[tuple[int, tuple]] = []
-        # cache_friendly: the checkpoints so far and the old payloads they cut
-        self.checkpoints = Checkpoints(options.cached_rate)
+        self.checkpoints = Checkpoints(options.cached_rate)  # cache_friendly's cuts so far
         self.memo = Memo()
 
     def copy(self) -> Fold:
@@ -85,8 +83,7 @@ class Fold:
         twin.calls = dict(self.calls)
         twin.memo = self.memo.copy()
         twin.declare = self.declare.copy()
-        twin.fold = self.fold.copy()
-        twin.checkpoints = self.checkpoints.copy()
+        twin.fold, twin.checkpoints = self.fold.copy(), self.checkpoints.copy()
         return twin
 
     def extend(self, messages, keys=None, warnings=(), items=None) -> Fold:
@@ -311,25 +308,12 @@ def plan_payloads(fold: Fold, made: Made) -> None:
     if fold.options.mode == "compact":
         made.compacted = plan.compacted(made.gone, made.number)
     else:
-        made.compacted = plan.first_sight()
+        made.compacted = fold.checkpoints.cut(fold, made, plan.first_sight())
     if not made.remember:  # what a later compile would reuse, let go before the layout
         fold.memo.forget_payloads()
     if not fold.resumable:  # (read by the plan, and by the read key of a message to come)
         fold.read_keys.clear()
         fold.calls.clear()
-
-
-def cut_at_checkpoints(fold: Fold, made: Made) -> None:
-    """``cache_friendly``: old payloads as the checkpoints up to the end cut them
-    (``compact.checkpoints``)."""
-    if fold.options.mode != "cache_friendly":
-        return
-    decoded = fold.memo.decoded if made.remember else {}
-    shown = made.compacted
-    history = History(made.clean, made.kinds, fold.read_keys, shown, fold.number, decoded)
-    cuts = fold.checkpoints.settle(history, [turn for turn, _ in fold.points])
-    if cuts:
-        made.compacted = {**shown, **cuts}
 
 
 def recall_turns(fold: Fold, made: Made) -> None:
@@ -359,7 +343,7 @@ def lay_out(fold: Fold, made: Made) -> None:
     )
 
 
-HISTORY_STAGES = (retire_turns, plan_payloads, cut_at_checkpoints, recall_turns, teach, lay_out)
+HISTORY_STAGES = (retire_turns, plan_payloads, recall_turns, teach, lay_out)
 
 
 def _says(message: Message) -> bool:

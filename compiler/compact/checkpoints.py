@@ -177,6 +177,14 @@ class Checkpoints:
         twin.advising = list(self.advising)
         return twin
 
+    def cut(self, fold, made, shown: dict[int, Compacted]) -> dict[int, Compacted]:
+        """The payloads of a ``Fold`` being finished (``made``, its ``Made``) as first seen
+        (``shown``), the old ones as the checkpoints up to the end cut them."""
+        decoded = fold.memo.decoded if made.remember else {}  # (a one-off compile's: none)
+        history = History(made.clean, made.kinds, fold.read_keys, shown, fold.number, decoded)
+        cuts = self.settle(history, [turn for turn, _ in fold.points])
+        return {**shown, **cuts} if cuts else shown
+
     def settle(self, history: History, points: Sequence[int]) -> dict[int, Compacted]:
         """Decide every call point of ``points`` (each the index of the message a call
         came before, in order) not decided yet, then the end of the history, which is

@@ -15,12 +15,14 @@ NOTE = "a seat on a morning departure with a long layover and no checked bag"
 
 
 def loop(calls: int) -> list[dict]:
-    """A tool loop: each call searches and gets 25 flights back, which compaction cuts."""
+    """A tool loop: each call reads a page of 25 flights, which compaction cuts; each page
+    twice in a row, so the second read replaces the first."""
     messages = [
         {"role": "system", "content": "You look flights up."},
         {"role": "user", "content": "Find me the cheapest flight to Oslo."},
     ]
     for call in range(calls):
+        page = call // 2
         messages.append(
             {
                 "role": "assistant",
@@ -29,12 +31,12 @@ def loop(calls: int) -> list[dict]:
                     {
                         "id": f"c{call}",
                         "type": "function",
-                        "function": {"name": "search", "arguments": json.dumps({"page": call})},
+                        "function": {"name": "search", "arguments": json.dumps({"page": page})},
                     }
                 ],
             }
         )
-        rows = [{"flight": f"HAT{call:03d}{row:02d}", "note": NOTE} for row in range(25)]
+        rows = [{"flight": f"HAT{page:03d}{row:02d}", "note": NOTE} for row in range(25)]
         messages.append({"role": "tool", "tool_call_id": f"c{call}", "content": json.dumps(rows)})
     messages.append({"role": "assistant", "content": "HAT00001 is the cheapest."})
     return messages
