@@ -6,10 +6,11 @@ The API is ``compile_messages`` / ``compile_transcript`` / ``run``, the schemas
 (``load_schema``, ``list_schemas``, ``schema_summary``), ``StateDAG``, ``patch_openai``
 and the typed errors. The names after them are the pieces the site and the labelling
 app reuse: reading corpora and messages, the layout modes and declaration policies,
-token counters, the bill of a loop's calls under prefix caching, and the classifier's and
-the register's shapes.
+token counters, the bill of a loop's calls under prefix caching (and the cached rate
+``cache_friendly`` assumes by default), and the classifier's and the register's shapes.
 """
 
+from compiler.compact.checkpoints import DEFAULT_CACHED_RATE
 from compiler.engine import compile_messages, compile_transcript, run
 from compiler.errors import CompilerError, OptionError, SchemaError, TranscriptError
 from compiler.facts import Provenance
@@ -59,6 +60,7 @@ from compiler.state import retirement_violations as get_retirement_violations
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_CACHED_RATE",
     "MODES",
     "POLICIES",
     "Account",

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.compact import has_safety_signal, next_read_key, status_values
+from compiler.compact import Checkpoints, has_safety_signal, next_read_key, status_values
 from compiler.compact.plan import NO_STATUS, PayloadPlan
 from compiler.facts import PROVENANCE_RANK
 from compiler.frozen import build
@@ -72,6 +72,7 @@ class Fold:
         self.statuses = False
         # cache_friendly: each call point (an assistant turn) and the state lines before it
         self.points: list[tuple[int, tuple]] = []
+        self.checkpoints = Checkpoints(options.cached_rate)  # cache_friendly's cuts so far
         self.memo = Memo()
 
     def copy(self) -> Fold:
@@ -82,7 +83,7 @@ class Fold:
         twin.calls = dict(self.calls)
         twin.memo = self.memo.copy()
         twin.declare = self.declare.copy()
-        twin.fold = self.fold.copy()
+        twin.fold, twin.checkpoints = self.fold.copy(), self.checkpoints.copy()
         return twin
 
     def extend(self, messages, keys=None, warnings=(), items=None) -> Fold:
@@ -307,7 +308,7 @@ def plan_payloads(fold: Fold, made: Made) -> None:
     if fold.options.mode == "compact":
         made.compacted = plan.compacted(made.gone, made.number)
     else:
-        made.compacted = plan.first_sight()
+        made.compacted = fold.checkpoints.cut(fold, made, plan.first_sight())
     if not made.remember:  # what a later compile would reuse, let go before the layout
         fold.memo.forget_payloads()
     if not fold.resumable:  # (read by the plan, and by the read key of a message to come)

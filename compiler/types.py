@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler.compact import Compacted
+from compiler.compact.checkpoints import DEFAULT_CACHED_RATE
 from compiler.errors import OptionError, SchemaError
 from compiler.frozen import build
 from compiler.layout import MODES, Emitted, Recall
@@ -35,6 +36,9 @@ class Options:
     # mark the end of the stable prefix with ``cache_control`` (explicit breakpoints);
     # off by default, so the output stays in the plain OpenAI message shape
     cache_marks: bool = False
+    # cache_friendly: the provider's cached rate, which sets where old payloads are cut
+    # (``compact.checkpoints``: the lowest a major provider bills, so every cut pays at any)
+    cached_rate: float = DEFAULT_CACHED_RATE
 
     @property
     def cache_key(self) -> tuple:
@@ -46,6 +50,7 @@ class Options:
             self.mode,
             self.declaration_policy,
             self.value_policy,
+            self.cached_rate,
         )
 
     @classmethod
@@ -71,11 +76,28 @@ class Options:
         if not isinstance(marks, bool | int) or marks not in (0, 1):
             raise OptionError(f"cache_marks must be true or false, got {marks!r}")
         raw["cache_marks"] = bool(marks)
+        raw["cached_rate"] = _rate(raw["cached_rate"])
         return build(cls, **raw)  # every field given, validated: as cls(**raw) builds it
 
 
 # every option and its default, read once rather than from the fields on every call
 _DEFAULTS = {name: spec.default for name, spec in Options.__dataclass_fields__.items()}
+
+
+def _rate(rate: Any) -> float:
+    """A cached rate: a number from 0 to 1.
+
+    Example:
+        >>> _rate(0.25), _rate(1)
+        (0.25, 1.0)
+        >>> _rate("0.1")
+        Traceback (most recent call last):
+        ...
+        compiler.errors.OptionError: cached_rate must be a number from 0 to 1, got '0.1'
+    """
+    if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 <= rate <= 1:
+        raise OptionError(f"cached_rate must be a number from 0 to 1, got {rate!r}")
+    return float(rate)
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from ninja import Field, Schema
 from pydantic import BaseModel, ConfigDict, StrictBool, WithJsonSchema, WrapValidator
 
-from compiler import MODES, POLICIES, list_schemas
+from compiler import DEFAULT_CACHED_RATE, MODES, POLICIES, list_schemas
 from playground.service import COUNTERS, DEFAULT_COUNTER
 
 Mode = Literal[MODES]  # type: ignore[valid-type]
@@ -115,6 +115,14 @@ class CompileOptions(BaseModel):
     teach_protocol: StrictBool = Field(False, description="Add the state-protocol instruction.")
     declaration_policy: Policy = Field("flag", description="Off-schema declared keys.")
     value_policy: Policy = Field("flag", description="Declared values of the wrong shape.")
+    cached_rate: float = Field(
+        DEFAULT_CACHED_RATE,
+        ge=0,
+        le=1,
+        strict=True,
+        description="cache_friendly: the provider's cached rate (0 to 1), which sets where "
+        "old tool payloads are cut; by default the lowest major providers bill.",
+    )
 
 
 class History(BaseModel):

@@ -5,6 +5,12 @@ model's answer. The caller's ``Authorization`` is never read or forwarded. The
 caller may pass compile options in a ``contextgc`` object (same names as
 ``/api/compile``); it is removed before the body goes upstream. Errors use
 OpenAI's error shape so OpenAI clients can read them.
+
+A proxy sits in an agent loop, which re-sends its history on every call, so the
+mode is ``cache_friendly`` unless the caller names one: measured with
+``tests/bench/billed.py``, its bill is below ``compact``'s on every corpus and price
+model but SWE-agent histories at a cached rate of 0.5 (``/api/compile``, a one-off
+compile, keeps ``compact``).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from playground.limits import RateLimited
 from playground.service import RequestError
 from playground.upstream import Upstream, UpstreamError
 
+LOOP_MODE = "cache_friendly"  # the mode when the caller names none (see above)
 DISABLED = (
     "the proxy is off: the operator has not set CONTEXTGC_UPSTREAM_KEY. This is not a "
     "model response. POST /api/compile compiles a history without calling any model."
@@ -90,14 +97,14 @@ def compile_options(given) -> dict:
 
     Example:
         >>> compile_options({"teach_protocol": False, "entity_schema": "travel"})
-        {'entity_schema': 'travel', 'teach_protocol': False}
+        {'mode': 'cache_friendly', 'entity_schema': 'travel', 'teach_protocol': False}
         >>> compile_options({"invariants": 5})
         Traceback (most recent call last):
         ...
         playground.service.RequestError: 'contextgc' options: invariants: Input should be ...
     """
     if given is None:
-        return {}
+        return {"mode": LOOP_MODE}
     if not isinstance(given, dict):
         raise RequestError(422, "invalid_option", "'contextgc' must be an object of options")
     unknown = sorted(set(given) - set(CompileOptions.model_fields))
@@ -111,7 +118,7 @@ def compile_options(given) -> dict:
         found = errors.validation_body(exc.errors())
         message = f"'contextgc' options: {found['message']}"
         raise RequestError(422, found["error"], message, fields=found["fields"]) from None
-    return chosen.model_dump(exclude_unset=True)
+    return {"mode": LOOP_MODE, **chosen.model_dump(exclude_unset=True)}
 
 
 def forward(body: dict, options: dict) -> tuple[dict, dict]:

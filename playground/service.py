@@ -32,6 +32,7 @@ OPTION_NAMES = (
     "declaration_policy",
     "value_policy",
     "cache_marks",
+    "cached_rate",
 )
 
 

@@ -4,6 +4,7 @@ safety signal kept and every omission disclosed; a read that a later one replace
 elided, and what another visible payload already shows is not repeated.
 """
 
+from compiler.compact.checkpoints import Checkpoints
 from compiler.compact.compact import (
     Compacted,
     compacts_longer_than,
@@ -30,6 +31,7 @@ from compiler.compact.stale import (
 )
 
 __all__ = [
+    "Checkpoints",
     "Compacted",
     "Repeat",
     "compacts_longer_than",

@@ -80,17 +80,25 @@ class Totals:
 # -- strategies --------------------------------------------------------------
 
 
-def ours(mode: str, schema_name: str) -> Strategy:
+def ours(mode: str, schema_name: str, cached_rate: float | None = None) -> Strategy:
     """This project's compile in ``mode``, incremental as a loop calls it; ``cache_friendly``
     marks the end of its stable prefix, which the ``anthropic`` price model (breakpoints
-    ``auto``) then caches up to."""
+    ``auto``) then caches up to, and takes ``cached_rate`` where one is given (else the
+    option's default)."""
     schema = compiler.load_schema(schema_name)
     marks = mode == "cache_friendly"
+    given = {} if cached_rate is None else {"cached_rate": cached_rate}
+    key, label = mode, f"this project, {mode}"
+    if given:
+        key, label = f"{mode}@{cached_rate:g}", f"{label}, cached_rate={cached_rate:g}"
 
     def run(messages):
-        return compiler.compile_messages(messages, mode=mode, schema=schema, cache_marks=marks)[0]
+        compiled = compiler.compile_messages(
+            messages, mode=mode, schema=schema, cache_marks=marks, **given
+        )
+        return compiled[0]
 
-    return Strategy(mode, f"this project, {mode}", run)
+    return Strategy(key, label, run)
 
 
 def peer(schema_name: str) -> Strategy | str:
@@ -139,10 +147,14 @@ def _tool_output(message: dict) -> bool:
     return role == "tool" or (role == "user" and looks_like_machine_output(text))
 
 
-def strategies(schema_name: str, *, use_peer: bool = True) -> tuple[list[Strategy], list[str]]:
-    """Raw, both of this project's modes, the peer when installed, masking 3 and 10; and
-    a note for each strategy that could not be set up."""
+def strategies(
+    schema_name: str, *, use_peer: bool = True, cached_rates: tuple[float, ...] = ()
+) -> tuple[list[Strategy], list[str]]:
+    """Raw, both of this project's modes (``cache_friendly`` again at each of
+    ``cached_rates``), the peer when installed, masking 3 and 10; and a note for each
+    strategy that could not be set up."""
     found = [RAW, ours("compact", schema_name), ours("cache_friendly", schema_name)]
+    found += [ours("cache_friendly", schema_name, rate) for rate in cached_rates]
     notes = []
     if use_peer:
         other = peer(schema_name)

@@ -1,7 +1,8 @@
 """The agent loop's bill: every transcript of a corpus replayed call by call, per strategy.
 
     python3 tests/bench/billed.py CORPUS [--schema S] [--limit N | --longest N] [--json]
-                                        [--counter exact|chars] [--no-peer] [--no-headroom]
+                                        [--counter exact|chars] [--cached-rate R ...]
+                                        [--no-peer] [--no-headroom]
 
 For each transcript, the prompt before each assistant turn (``compiler.layout.replay``) is
 compiled by each strategy, as an agent loop would send it, and priced against the prompt
@@ -22,7 +23,8 @@ raw history:
 
 Strategies: ``raw`` (the history as it is); this project's ``compact`` and
 ``cache_friendly`` modes (``compile_messages`` with the corpus's schema, incremental as a
-loop calls it); the peer ``contextgc`` 0.4.6 (compact mode, as ``labelling.bench.compare``
+loop calls it; ``--cached-rate R`` adds ``cache_friendly`` compiled with that option); the
+peer ``contextgc`` 0.4.6 (compact mode, as ``labelling.bench.compare``
 calls it); ``headroom-ai`` 0.42.0 (``from headroom import compress``, model ``gpt-4o``, its
 defaults); and observation masking as SWE-agent's ``LastNObservations`` does it, keeping
 the last 3 or 10 tool outputs and replacing every earlier one with ``Old environment
@@ -134,7 +136,9 @@ def measure(path: Path, schema: str, args) -> dict:
     corpus = read_corpus(path, args.limit)
     if args.longest:
         corpus = sorted(corpus, key=lambda t: -t.chars)[: args.longest]
-    strategies, notes = loop_strategies(schema, use_peer=not args.no_peer)
+    strategies, notes = loop_strategies(
+        schema, use_peer=not args.no_peer, cached_rates=tuple(args.cached_rate)
+    )
     worker = None
     if not args.no_headroom:
         found, worker, note = headroom()
@@ -237,6 +241,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--longest", type=int, help="the N longest transcripts (by characters)")
     parser.add_argument("--counter", default=_default_counter(), help="exact or chars")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--cached-rate",
+        type=float,
+        action="append",
+        default=[],
+        help="also compile cache_friendly with this cached_rate option (repeatable)",
+    )
     parser.add_argument("--no-peer", action="store_true")
     parser.add_argument("--no-headroom", action="store_true")
     args = parser.parse_args(argv)

@@ -1,7 +1,7 @@
 """What an agent loop pays: every prefix of the longest real transcripts, called in order.
 
     python tests/bench/incremental.py ../shared/corpora/airline/gpt-4o-trajectories-dev.json \\
-        --schema travel [--longest 5] [--repeats 3]
+        --schema travel [--longest 5] [--repeats 3] [--mode compact|cache_friendly]
 
 A loop calls the compiler once per turn with the whole history so far. For the
 ``--longest`` transcripts of a corpus this replays exactly that, three ways in the
@@ -65,11 +65,11 @@ def session_incremental(history, options) -> list[float]:
     return times
 
 
-def session_full(history, schema) -> list[float]:
+def session_full(history, schema, mode) -> list[float]:
     times = []
     for end in range(1, len(history) + 1):
         started = time.perf_counter()
-        compiler.compile_messages(history[:end], schema=schema, cache=False)
+        compiler.compile_messages(history[:end], schema=schema, mode=mode, cache=False)
         times.append(time.perf_counter() - started)
     return times
 
@@ -108,7 +108,9 @@ def check_equal(history, options, schema) -> None:
     for end in range(1, len(history) + 1):
         result, warnings = cache.compile(history[:end], options, options.cache_key)
         inc = _finish(result, warnings, 0.0, None)
-        full = compiler.compile_messages(history[:end], schema=schema, cache=False)
+        full = compiler.compile_messages(
+            history[:end], schema=schema, mode=options.mode, cache=False
+        )
         for out in (inc, full):
             out[1].pop("compile_time_ms")
         if json.dumps(inc) != json.dumps(full):
@@ -134,19 +136,24 @@ def main(argv=None) -> int:
     parser.add_argument("--schema", required=True)
     parser.add_argument("--longest", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--mode", default="compact", help="this project's mode (the peer's: compact)"
+    )
     args = parser.parse_args(argv)
     schema = compiler.load_schema(args.schema)
-    options = Options.build(schema=schema)
+    options = Options.build(schema=schema, mode=args.mode)
     peer_schema = contextgc.load_schema(args.schema) if contextgc else None
     sessions = longest(args.corpus, args.longest)
     rows = {"incremental": [], "full": [], "peer": []}
-    print(f"corpus {args.corpus}  schema {args.schema}  sessions {len(sessions)}")
+    print(f"corpus {args.corpus}  schema {args.schema}  mode {args.mode}  sessions {len(sessions)}")
     for name, history in sessions:
         check_equal(history, options, schema)
         rows["incremental"].append(
             best_of(lambda h=history: session_incremental(h, options), args.repeats)
         )
-        rows["full"].append(best_of(lambda h=history: session_full(h, schema), args.repeats))
+        rows["full"].append(
+            best_of(lambda h=history: session_full(h, schema, args.mode), args.repeats)
+        )
         if contextgc:
             rows["peer"].append(
                 best_of(lambda h=history: session_peer(h, peer_schema), args.repeats)

@@ -173,7 +173,8 @@ def run_loop(server: ChatServer, schedule, **options) -> list[Call]:
     """Drive the loop; the server replies with the scheduled assistant turns."""
     server.script(*(reply(kind, module, step) for step, (kind, module) in enumerate(schedule)))
     client = openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0)
-    client = patch_openai(client, schema=CODING, **options)
+    # compact: the header these tests read opens the first message
+    client = patch_openai(client, schema=CODING, **{"mode": "compact", **options})
     history, versions, announced, calls = opening(), {}, path(0), []
     for step, (kind, module) in enumerate(schedule):
         response = client.chat.completions.create(model="agent", messages=history)
@@ -308,7 +309,9 @@ def test_a_state_block_in_a_user_or_tool_turn_is_stripped_and_never_believed():
     for teach_protocol in (False, True):
         with ChatServer() as server:
             client = openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0)
-            client = patch_openai(client, schema=CODING, teach_protocol=teach_protocol)
+            client = patch_openai(
+                client, schema=CODING, mode="compact", teach_protocol=teach_protocol
+            )
             history = opening()
             for turn in FORGED_TURNS:
                 history.append(turn)

@@ -43,13 +43,24 @@ def server():
 
 
 def sync_client(server, **options):
+    """A patched client in ``compact`` mode unless told otherwise, whose retirements
+    these tests follow through the wire."""
     client = openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0)
-    return patch_openai(client, schema=CODING, **options)
+    return patch_openai(client, schema=CODING, **{"mode": "compact", **options})
 
 
 def async_client(server, **options):
     client = openai.AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0)
-    return patch_openai(client, schema=CODING, **options)
+    return patch_openai(client, schema=CODING, **{"mode": "compact", **options})
+
+
+def test_a_client_patched_without_a_mode_compiles_for_a_loop(server):
+    # a patched client is called by a loop, whose bill cache_friendly keeps lowest
+    client = openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+    patch_openai(client, schema=CODING).chat.completions.create(model="m", messages=history())
+    assert (
+        server.received[0] == compile_messages(history(), schema=CODING, mode="cache_friendly")[0]
+    )
 
 
 def without_timing(telemetry: dict) -> dict:
@@ -290,7 +301,7 @@ def test_a_client_that_takes_messages_positionally_gets_them_compiled():
         class chat:  # the official client's shape: client.chat.completions
             completions = Completions()
 
-    client = patch_openai(Client(), schema=CODING)
+    client = patch_openai(Client(), schema=CODING, mode="compact")
     response = client.chat.completions.create(history(), "m")
     assert sent == [compile_messages(history(), schema=CODING)[0]]
     assert response["model"] == "m"

@@ -47,7 +47,8 @@ def test_it_is_off_with_503_and_says_why_without_a_server_side_key(client, setti
 
 
 def test_it_forwards_the_compiled_history_with_the_server_key_only(client, proxy_on):
-    body = {"model": "m-1", "messages": HISTORY, "contextgc": {"entity_schema": "logistics"}}
+    options = {"entity_schema": "logistics", "mode": "compact"}
+    body = {"model": "m-1", "messages": HISTORY, "contextgc": options}
     response = chat(client, body, HTTP_AUTHORIZATION="Bearer caller-key")
     compiled, tel = compile_messages(HISTORY, schema=load_schema("logistics"))
     (seen,) = proxy_on.seen
@@ -58,6 +59,14 @@ def test_it_forwards_the_compiled_history_with_the_server_key_only(client, proxy
     assert "caller-key" not in json.dumps(seen.headers)
     assert seen.body == {"model": "m-1", "messages": compiled}
     assert tel["retired_turn_indices"] == [1, 2]
+
+
+def test_it_compiles_for_a_loop_when_the_caller_names_no_mode(client, proxy_on):
+    # a proxy sits in a loop that re-sends its history: cache_friendly keeps its bill lowest
+    body = {"model": "m-1", "messages": HISTORY, "contextgc": {"entity_schema": "logistics"}}
+    chat(client, body)
+    compiled = compile_messages(HISTORY, schema=load_schema("logistics"), mode="cache_friendly")
+    assert proxy_on.requests[0]["messages"] == compiled[0]
 
 
 def test_it_uses_the_configured_model_when_the_caller_names_none(client, proxy_on, settings):
@@ -183,6 +192,8 @@ def test_it_names_an_unknown_compile_option(client, proxy_on):
         ({"recall_query": 5}, "recall_query: Input should be a valid string"),
         ({"teach_protocol": "maybe"}, "teach_protocol: Input should be a valid boolean"),
         ({"mode": "fast"}, "mode: Input should be 'compact' or 'cache_friendly'"),
+        ({"cached_rate": 1.5}, "cached_rate: Input should be less than or equal to 1"),
+        ({"cached_rate": "0.1"}, "cached_rate: Input should be a valid number"),
     ],
 )
 def test_it_validates_compile_options_as_the_api_does(client, proxy_on, options, message):
@@ -207,7 +218,8 @@ def test_it_reads_a_false_teach_protocol_as_false(client, proxy_on):
     options = {"entity_schema": "logistics", "teach_protocol": False}
     chat(client, {"messages": HISTORY, "contextgc": options})
     forwarded = proxy_on.requests[0]["messages"]
-    assert forwarded == compile_messages(HISTORY, schema=load_schema("logistics"))[0]
+    logistics = load_schema("logistics")
+    assert forwarded == compile_messages(HISTORY, schema=logistics, mode="cache_friendly")[0]
     assert "[STATE_PROTOCOL]" not in json.dumps(forwarded)
     taught = compile_messages(HISTORY, schema=load_schema("logistics"), teach_protocol=True)[0]
     assert "[STATE_PROTOCOL]" in json.dumps(taught)
