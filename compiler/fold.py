@@ -51,6 +51,7 @@ from compiler.layout.recall import recall
 from compiler.protocol import DeclareState, render_instruction
 from compiler.read import Message, with_content
 from compiler.state import Kind, RegisterFold, classify_next, extract_message
+from compiler.state.requests import unread_request
 from compiler.state.retire import retire
 from compiler.types import Compilation, Options
 
@@ -223,11 +224,18 @@ class Fold:
             calling = frozenset(i for i, message in enumerate(clean) if message.tool_calls)
             task = next((i for i, m in enumerate(clean) if m.role == "user" and _says(m)), None)
 
-            def speaks_of_safety(turn: int) -> bool:  # (asked only of a turn that would go)
-                return has_safety_signal(clean[turn].text)
+            def carries_more(turn: int) -> bool:  # (asked only of a turn that would go)
+                """A safety signal, or a user's request the schema has no slot for."""
+                text = clean[turn].text
+                if has_safety_signal(text):
+                    return True
+                if clean[turn].role != "user":
+                    return False
+                said = tuple(e.value for e in reg.history if turn in e.supports)
+                return unread_request(text, said)
 
             speakers = tuple(message.role for message in clean)
-            retired = retire(reg, kinds, calling, task, speaks_of_safety, speakers)
+            retired = retire(reg, kinds, calling, task, carries_more, speakers)
         gone = frozenset(r.turn for r in retired)
         numbers = self._numbers()
         number = numbers.__getitem__ if numbers is not None else None
