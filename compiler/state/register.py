@@ -25,7 +25,7 @@ from functools import partial
 
 from compiler.facts import PROVENANCE_RANK, Observation, Op, Provenance
 from compiler.frozen import build
-from compiler.state.entities import ENTITY_MARK, EntityScopes, by_slot, entity_key
+from compiler.state.entities import ENTITY_MARK, EntityScopes, by_slot
 from compiler.state.entries import (
     MAX_VALUE_CHARS,
     Conflict,
@@ -54,8 +54,7 @@ class RegisterFold(EntityScopes):
         self.revoked: set[str] = set()
         self.conflicts: list[Conflict] = []
         self.refusals: list[Refusal] = []
-        # indices of the entries a start displaced (``_start``), and the last start: its
-        # turn, entity slot and the entity it displaced
+        # history indices of the entries a start displaced, and the last start (``_start``)
         self.displaced: list[int] = []
         self.started: tuple[int, str, str] | None = None
         self.reaffirmations = 0
@@ -255,66 +254,6 @@ class RegisterFold(EntityScopes):
         self.entries[self.live.pop(key)] = _ended(current, revoked_at=obs.turn)
         self.moving.pop(key, None)
 
-    def _start(self, obs: Observation) -> None:
-        """A tool call began a new entity of the slot's kind, not yet named: the value
-        held is replaced (by the value named next), not ended; a pinned or immutable one
-        stays. The entry is recorded as ``displaced``: another entity took its place, but
-        nothing said of it was replaced (a new booking leaves the old reservation as it
-        was), so ``retire`` keeps the turns that said it."""
-        key = self._key(obs.slot)
-        current = self._current(key)
-        if current is None or current.pinned or obs.slot in self.immutable:
-            return
-        index = self.live.pop(key)
-        self.entries[index] = _ended(current, superseded_by=obs.turn)
-        self.displaced.append(index)
-        self.moving.pop(key, None)
-        self.started = (obs.turn, obs.slot, current.value)
-
-    def _reclaim(self, obs: Observation) -> None:
-        """``obs`` sets a scoped slot of the entity a tool call just started (a booking's
-        cabin). A value speech said of the entity held before, the same as the one the new
-        entity is started with, was about the new one, not yet named then (the cabin of the
-        trip being booked, said while another reservation was in hand): it is filed under
-        no entity, for the new one to take up, and the value it replaced is the old
-        entity's again. A value the agent acted on or declared for the old one stays.
-
-        Example:
-            >>> fold = RegisterFold(scopes={"cabin": "res"})
-            >>> for o in (Observation("res", "AB12CD", 1), Observation("cabin", "economy", 2),
-            ...           Observation("cabin", "basic economy", 5)):
-            ...     fold.apply(o)
-            >>> fold.apply_turn([Observation("res", "", 7, Provenance.ACTED, op=_START),
-            ...                  Observation("cabin", "basic_economy", 7, Provenance.ACTED)])
-            >>> for e in fold.result().history:
-            ...     print(e.value, e.entity, e.live)
-            AB12CD None False
-            economy AB12CD True
-            basic economy None False
-            basic_economy None True
-        """
-        scope, old = self.started[1:]
-        if self.scopes[obs.slot] != scope or obs.provenance is _INFERRED:
-            return
-        key = entity_key(obs.slot, old)
-        held = self._current(key)
-        if held is None or held.provenance is not _INFERRED:
-            return
-        if _spelling_key(held.value) != _spelling_key(obs.value):
-            return
-        index = self.live.pop(key)
-        before = [
-            i
-            for i, e in enumerate(self.entries[:index])
-            if entity_key(e.slot, e.entity) == key and e.superseded_by in held.supports
-        ]
-        if before:  # the value the reclaimed one replaced is the old entity's again
-            self.entries[before[-1]] = _restated_live(self.entries[before[-1]])
-            self.live[key] = before[-1]
-        self.live[entity_key(obs.slot, None)] = index
-        self.entries[index] = build(Entry, **{**held.__dict__, "entity": None})
-        self.moving.pop(key, None)
-
     def result(self) -> Register:
         if self.scopes:
             live, others = self._current_and_others()
@@ -394,17 +333,6 @@ def _restated(
     return restated
 
 
-def _restated_live(entry: Entry) -> Entry:
-    """``entry`` live again: what replaced it was about another entity."""
-    return _entry(**{**entry.__dict__, "superseded_by": None, "revoked_at": None})
-
-
-def _spelling_key(value: str) -> str:
-    """A value as compared across spellings of one enumeration: a tool argument's
-    ``basic_economy`` is speech's "Basic Economy"."""
-    return value_key(value.replace("_", " "))
-
-
 def _ended(entry: Entry, superseded_by: int | None = None, revoked_at: int | None = None) -> Entry:
     """``entry``, no longer live: replaced at ``superseded_by`` or revoked at ``revoked_at``."""
     return _entry(**{**entry.__dict__, "superseded_by": superseded_by, "revoked_at": revoked_at})
@@ -417,8 +345,7 @@ def _copy_fold(fold: RegisterFold) -> RegisterFold:
     twin.revoked = set(fold.revoked)
     twin.conflicts = list(fold.conflicts)
     twin.refusals = list(fold.refusals)
-    twin.displaced = list(fold.displaced)
-    twin.started = fold.started
+    twin.displaced, twin.started = list(fold.displaced), fold.started
     twin.reaffirmations = fold.reaffirmations
     twin.ended = {slot: set(values) for slot, values in fold.ended.items()}
     twin.moving = {slot: dict(said) for slot, said in fold.moving.items()}
