@@ -36,6 +36,7 @@ from compiler.memo import Memo
 from compiler.protocol import DeclareState, render_instruction
 from compiler.read import Message
 from compiler.state import Kind, RegisterFold, classify_next, extract_message
+from compiler.state.requests import asks_more
 from compiler.state.retire import retire
 from compiler.types import Compilation, Options
 
@@ -285,11 +286,11 @@ def retire_turns(fold: Fold, made: Made) -> None:
     calling = frozenset(i for i, message in enumerate(clean) if message.tool_calls)
     task = next((i for i, m in enumerate(clean) if m.role == "user" and _says(m)), None)
 
-    def speaks_of_safety(turn: int) -> bool:  # (asked only of a turn that would go)
-        return has_safety_signal(clean[turn].text)
+    def carries_more(turn: int) -> bool:  # a safety signal, or a request no slot holds
+        return has_safety_signal(clean[turn].text) or asks_more(clean[turn], turn, made.register)
 
     speakers = tuple(message.role for message in clean)
-    made.retired = retire(made.register, made.kinds, calling, task, speaks_of_safety, speakers)
+    made.retired = retire(made.register, made.kinds, calling, task, carries_more, speakers)
     made.gone = frozenset(r.turn for r in made.retired)
 
 

@@ -1,6 +1,7 @@
-"""What a tool call does to a live value besides setting one: revoke it, end it (a
-cancel), or start a new entity of its kind; the part of the register fold
-(``register.RegisterFold``) that closes entries rather than writing them.
+"""What a tool call does to a live value besides setting one: revoke it or end it (a
+cancel); the part of the register fold (``register.RegisterFold``) that closes entries
+rather than writing them. Starting a new entity of a kind is ``entities.EntityScopes``'s,
+as it also decides which entity later values belong to.
 """
 
 from __future__ import annotations
@@ -50,17 +51,6 @@ class Closings(EntityScopes):
             )
             return
         self.entries[self.live.pop(key)] = closed(current, revoked_at=obs.turn)
-        self.moving.pop(key, None)
-
-    def _start(self, obs: Observation) -> None:
-        """A tool call began a new entity of the slot's kind, not yet named: the value
-        held is replaced (by the value named next), not ended; a pinned or immutable one
-        stays."""
-        key = self._key(obs.slot)
-        current = self._current(key)
-        if current is None or current.pinned or obs.slot in self.immutable:
-            return
-        self.entries[self.live.pop(key)] = closed(current, superseded_by=obs.turn)
         self.moving.pop(key, None)
 
 

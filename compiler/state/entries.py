@@ -74,6 +74,9 @@ class Register:
     revoked: tuple[str, ...] = field(default=())
     others: tuple[Entry, ...] = ()
     scopes: tuple[tuple[str, str], ...] = ()  # scoped slot, its entity slot
+    # indices into ``history`` of the entries a tool call starting a new entity displaced
+    # (a booking of a new reservation): the old entity still exists, nothing replaced it
+    displaced: tuple[int, ...] = ()
 
     def shown_value(self, entry: Entry) -> str:
         """The value as the model receives it: capped at 512 characters."""

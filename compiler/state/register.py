@@ -55,6 +55,9 @@ class RegisterFold(Closings):
         self.revoked: set[str] = set()
         self.conflicts: list[Conflict] = []
         self.refusals: list[Refusal] = []
+        # history indices of the entries a start displaced, and the last start (``_start``)
+        self.displaced: list[int] = []
+        self.started: tuple[int, str, str] | None = None
         self.reaffirmations = 0
         # per slot, the values a tool call ended (by ``value_key``)
         self.ended: dict[str, set[str]] = {}
@@ -78,14 +81,9 @@ class RegisterFold(Closings):
             self.apply(observation, speaker)
 
     def apply(self, obs: Observation, speaker: str | None = None) -> None:
-        if obs.op is _REVOKE:
-            self._revoke(obs)
-            return
-        if obs.op is _END:
-            self._end(obs)
-            return
-        if obs.op is _START:
-            self._start(obs)
+        closing = _CLOSING.get(obs.op)
+        if closing is not None:  # a revoke, an end or a start closes what it names
+            closing(self, obs)
             return
         ended = self.ended.get(obs.slot)
         if ended and value_key(obs.value) in ended:
@@ -94,6 +92,8 @@ class RegisterFold(Closings):
                 self.refusals.append(refusal)
                 return
             ended.discard(value_key(obs.value))  # the agent acts on it again, or declares it
+        if self.started is not None and obs.turn == self.started[0]:
+            self._reclaim(obs)
         key, entity = (obs.slot, None) if obs.slot not in self.scopes else self._entity(obs.slot)
         current = self._current(key)
         if key in self.revoked and obs.provenance is not _DECLARED:
@@ -237,6 +237,7 @@ class RegisterFold(Closings):
             revoked=tuple(sorted({key.split(ENTITY_MARK)[0] for key in self.revoked})),
             others=tuple(others),
             scopes=tuple(sorted(self.scopes.items())),
+            displaced=tuple(self.displaced),
         )
 
 
@@ -303,6 +304,7 @@ def _copy_fold(fold: RegisterFold) -> RegisterFold:
     twin.revoked = set(fold.revoked)
     twin.conflicts = list(fold.conflicts)
     twin.refusals = list(fold.refusals)
+    twin.displaced, twin.started = list(fold.displaced), fold.started
     twin.reaffirmations = fold.reaffirmations
     twin.ended = {slot: set(values) for slot, values in fold.ended.items()}
     twin.moving = {slot: dict(said) for slot, said in fold.moving.items()}
@@ -347,3 +349,7 @@ def register(
     if batch:
         fold.apply_turn(batch, said(batch[0].turn))
     return fold.result()
+
+
+# what each closing op does (``closing.Closings``, ``entities.EntityScopes``)
+_CLOSING = {_REVOKE: RegisterFold._revoke, _END: RegisterFold._end, _START: RegisterFold._start}

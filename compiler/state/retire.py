@@ -7,7 +7,8 @@ something, so it needs more: each of its facts must have been answered in kind
 the agent acting on it or declaring it; an assistant merely saying another value
 (another reservation's cabin, in passing) leaves the request standing. A slot kept per
 entity (``scope``) is a chain per entity: a value said of one reservation supersedes and
-answers nothing said of another. The last two turns are
+answers nothing said of another, and a new entity started by a tool call (a booking)
+supersedes nothing said of the one held before (``displaced_turns``). The last two turns are
 never retired: they are the exchange the model is about to continue. Turns
 that take part in a tool call (the call and its result) stay, so a
 ``tool_call_id`` never loses its partner: that includes an assistant turn that
@@ -92,7 +93,7 @@ def retire(
     for entry in register.history:
         for turn in entry.supports:
             carried.setdefault(turn, []).append(entry)
-    disputed = disputed_turns(register) | hedged_turns(register)
+    disputed = disputed_turns(register) | hedged_turns(register) | displaced_turns(register)
     after = _later_entries(register) if speakers is not None else {}
     last_kept = len(kinds) - KEEP_LAST
     retired = []
@@ -206,6 +207,26 @@ def _later_entries(register: Register) -> dict[int, tuple[Entry, ...]]:
         for chain in chains.values()
         for index, entry in enumerate(chain)
     }
+
+
+def displaced_turns(register: Register) -> frozenset[int]:
+    """Turns that said a value a new entity displaced: a booking of a new reservation
+    ends the old one's tenure as the reservation in hand, but it replaces nothing said of
+    the old one ("H9ZU1C cannot be cancelled" stays true and is said nowhere else). A value
+    is superseded only by another value for the same entity; such a turn is not retired.
+
+    Example:
+        >>> from compiler.facts import Observation, Op, Provenance
+        >>> from compiler.state.register import register
+        >>> held = Observation("res", "AB12CD", 1)
+        >>> booked = Observation("res", "", 3, Provenance.ACTED, op=Op.START)
+        >>> displaced_turns(register((held, booked)))
+        frozenset({1})
+        >>> other = Observation("res", "ZZ99ZZ", 3)  # the user named another: a correction
+        >>> displaced_turns(register((held, other)))
+        frozenset()
+    """
+    return frozenset(t for i in register.displaced for t in register.history[i].supports)
 
 
 def disputed_turns(register: Register) -> frozenset[int]:
