@@ -41,3 +41,19 @@ def test_a_worker_refuses_a_tree_without_a_compiler(tmp_path):
     data.write_text(json.dumps({"schema": "travel", "transcripts": [MESSAGES]}))
     with pytest.raises(RuntimeError, match="failed"):
         versions.run_worker(tmp_path, data, repeats=1, mode="compact")
+
+
+def test_a_worker_times_cpu_time_when_asked(tmp_path):
+    data = tmp_path / "corpus.json"
+    data.write_text(json.dumps({"schema": "travel", "transcripts": [MESSAGES]}))
+    seconds = versions.run_worker(ROOT, data, repeats=1, mode="compact", clock="cpu")
+    assert len(seconds) == 1 and 0 < seconds[0] < 10
+
+
+def test_the_report_names_the_clock_it_timed():
+    entry = {"n": 1, "chars": 10**6, "rounds": [{"before": [1.0], "after": [0.5]}]}
+    entry.update(versions.figures(entry))
+    text = versions.render(
+        {"mode": "compact", "clock": "cpu", "rounds": 1, "repeats": 1, "corpora": {"c": entry}}
+    )
+    assert "(cpu time)" in text and "+100.0%" in text
