@@ -38,7 +38,7 @@ class Options:
     cache_marks: bool = False
     # cache_friendly: the provider's cached rate, which sets where old payloads are cut
     # (``compact.checkpoints``: the lowest a major provider bills, so every cut pays at any)
-    cached_rate: float = DEFAULT_CACHED_RATE
+    cached_rate: float | None = DEFAULT_CACHED_RATE
 
     @property
     def cache_key(self) -> tuple:
@@ -84,17 +84,19 @@ class Options:
 _DEFAULTS = {name: spec.default for name, spec in Options.__dataclass_fields__.items()}
 
 
-def _rate(rate: Any) -> float:
-    """A cached rate: a number from 0 to 1.
+def _rate(rate: Any) -> float | None:
+    """A cached rate: a number from 0 to 1, or None (no checkpoints).
 
     Example:
-        >>> _rate(0.25), _rate(1)
-        (0.25, 1.0)
+        >>> _rate(0.25), _rate(1), _rate(None)
+        (0.25, 1.0, None)
         >>> _rate("0.1")
         Traceback (most recent call last):
         ...
         compiler.errors.OptionError: cached_rate must be a number from 0 to 1, got '0.1'
     """
+    if rate is None:
+        return None
     if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 <= rate <= 1:
         raise OptionError(f"cached_rate must be a number from 0 to 1, got {rate!r}")
     return float(rate)

@@ -115,13 +115,13 @@ class CompileOptions(BaseModel):
     teach_protocol: StrictBool = Field(False, description="Add the state-protocol instruction.")
     declaration_policy: Policy = Field("flag", description="Off-schema declared keys.")
     value_policy: Policy = Field("flag", description="Declared values of the wrong shape.")
-    cached_rate: float = Field(
+    cached_rate: float | None = Field(
         DEFAULT_CACHED_RATE,
         ge=0,
         le=1,
         strict=True,
         description="cache_friendly: the provider's cached rate (0 to 1), which sets where "
-        "old tool payloads are cut; by default the lowest major providers bill.",
+        "old tool payloads are cut at checkpoints that pay at it; without it, none is cut.",
     )
 
 

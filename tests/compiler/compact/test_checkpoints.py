@@ -83,6 +83,13 @@ def test_a_long_loop_at_a_high_cached_rate_is_cut_at_checkpoints_and_nothing_els
         assert before.items() < after.items()
 
 
+def test_without_a_cached_rate_no_payload_is_cut_and_every_prompt_extends_the_last():
+    prompts = calls_of(loop(30))
+    assert all(starts_with(prompts[n], prompts[n - 1]) for n in range(1, len(prompts)))
+    assert not any(cut_texts(prompt) for prompt in prompts)
+    assert calls_of(loop(30), cached_rate=0.5) != prompts  # the same loop is cut when told
+
+
 def test_a_cut_once_made_stays_the_same_in_every_later_call():
     prompts = calls_of(loop(30), cached_rate=0.5)
     seen: dict[str, str] = {}
