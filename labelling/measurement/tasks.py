@@ -23,7 +23,9 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from functools import partial
+from pathlib import Path
 
+from django.conf import settings
 from django.db import connection, connections, transaction
 from django.utils import timezone
 from django_tasks import task
@@ -311,10 +313,12 @@ def run_import(job: Job, data: bytes) -> int:
 
 
 def end_import(job: Job, status: str, **fields) -> None:
-    """Mark an import job ended with ``status``; its file, kept in the row, is let go."""
+    """Mark an import job ended with ``status``; its file, kept in the row, is let go,
+    and so is the progress file an import on SQLite wrote (``record_progress``)."""
     Job.objects.filter(pk=job.pk).update(
         status=status, finished_at=timezone.now(), payload=None, **fields
     )
+    progress_file(job.pk).unlink(missing_ok=True)
 
 
 PROGRESS_STEPS = 20  # an import records its progress at most this many times
@@ -335,10 +339,12 @@ def record_progress(job_id: int, done: int, total: int) -> None:
 
     The import runs in a transaction, which would hide this write until it commits, so
     the write goes through a connection of its own (a thread's, closed after it). SQLite
-    lets one connection write at a time and the import holds it: there nothing is
-    recorded, and the page shows the job running until it ends.
+    lets one connection write at a time and the import holds it, so there the figure
+    goes to a small file beside the uploads instead, which the job's page reads
+    (``with_progress``).
     """
     if connection.vendor == "sqlite":
+        write_progress_file(job_id, done, total)
         return
 
     def write() -> None:
@@ -352,3 +358,31 @@ def record_progress(job_id: int, done: int, total: int) -> None:
     writer = threading.Thread(target=write, name=f"job-{job_id}-progress")
     writer.start()
     writer.join()
+
+
+def progress_file(job_id: int) -> Path:
+    """Where an import on SQLite keeps its progress while its transaction is open."""
+    return Path(settings.CONTEXTGC_UPLOAD_DIR) / "progress" / f"job-{job_id}.txt"
+
+
+def write_progress_file(job_id: int, done: int, total: int) -> None:
+    """``done`` and ``total`` in the job's progress file, replaced whole (a reader never
+    sees half a write)."""
+    target = progress_file(job_id)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial_file = target.with_suffix(f".{os.getpid()}.{threading.get_ident()}")
+    partial_file.write_text(f"{done} {total}", encoding="ascii")
+    os.replace(partial_file, target)
+
+
+def with_progress(job: Job) -> Job:
+    """``job`` with the progress its progress file holds, where it is running and its
+    row has none yet (an import on SQLite); the row is not written."""
+    if job.status != JobStatus.RUNNING or job.units_total:
+        return job
+    try:
+        done, total = (int(n) for n in progress_file(job.pk).read_text("ascii").split())
+    except (OSError, ValueError):
+        return job
+    job.units_done, job.units_total = done, total
+    return job

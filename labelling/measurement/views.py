@@ -28,7 +28,7 @@ from labelling.measurement.measure_render import figure_rows, retirement_rows
 from labelling.measurement.models import Job, Report, ReportKind
 from labelling.measurement.records_render import rate_text
 from labelling.measurement.records_report import GOLD_VERDICTS
-from labelling.measurement.tasks import CHUNK_SIZE, start_measure
+from labelling.measurement.tasks import CHUNK_SIZE, start_measure, with_progress
 from labelling.measurement.uploads import start_upload_import
 from labelling.models import Corpus
 from labelling.retirement_labels import retirement_precision
@@ -116,6 +116,7 @@ def import_view(request):
 def job(request, pk):
     _require_maintainer(request.user)
     found = get_object_or_404(Job.objects.select_related("corpus").defer("payload"), pk=pk)
+    found = with_progress(found)
     template = "measurement/_job.html" if request.htmx else "measurement/job.html"
     context = {"job": found, "report": Report.objects.filter(job=found).only("pk").first()}
     return render(request, template, context)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from django.core.management import call_command
 
+from labelling.measurement import tasks
 from labelling.measurement.models import Job, JobStatus, Report, ReportKind
 from labelling.measurement.tasks import measure_chunk, start_measure
+from tests.personas import big_airline
 
 RECORDS = Path(__file__).resolve().parent.parent / "fixtures" / "records"
 INDEX = "/labelling/reports/"
@@ -173,3 +176,29 @@ def test_a_report_stored_before_the_loop_bill_says_to_measure_again(maintainer, 
     report.save()
     body = login(maintainer).get(f"{INDEX}{report.pk}/").content.decode()
     assert "No loop bill in this report" in body
+
+
+def test_an_import_on_sqlite_shows_the_progress_its_file_holds_while_it_runs(
+    maintainer, login, settings, tmp_path, monkeypatch
+):
+    settings.CONTEXTGC_UPLOAD_DIR = tmp_path
+    job = tasks.start_import(big_airline(copies=1), name="four", source="four.json")
+    Job.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING)
+    monkeypatch.setattr(tasks, "connection", SimpleNamespace(vendor="sqlite"))
+    tasks.record_progress(job.pk, 3, 10)  # what an import on SQLite records
+    assert Job.objects.get(pk=job.pk).units_total == 0  # the row is not written
+    body = login(maintainer).get(f"{INDEX}jobs/{job.pk}/").content.decode()
+    assert "30% · 3 of 10 transcripts" in body
+    tasks.end_import(job, JobStatus.DONE)
+    assert not tasks.progress_file(job.pk).exists()
+
+
+def test_a_progress_file_that_cannot_be_read_leaves_the_job_as_its_row_says(settings, tmp_path, db):
+    settings.CONTEXTGC_UPLOAD_DIR = tmp_path
+    job = tasks.start_import(big_airline(copies=1), name="four", source="four.json")
+    job.status = JobStatus.RUNNING
+    tasks.progress_file(job.pk).parent.mkdir(parents=True)
+    tasks.progress_file(job.pk).write_text("half", encoding="ascii")
+    assert (tasks.with_progress(job).units_done, job.units_total) == (0, 0)
+    tasks.write_progress_file(job.pk, 5, 20)
+    assert (tasks.with_progress(job).units_done, job.units_total) == (5, 20)
