@@ -44,6 +44,8 @@ class Memo:
     read: dict[tuple, tuple] = field(default_factory=dict)
     # cache_friendly: each payload's lossless re-encoding, None where there is none
     encoded: dict = field(default_factory=dict)
+    # cache_friendly: per payload index, the earlier file views its lines point at
+    pointed: dict = field(default_factory=dict)
     # per payload index: its compaction result and the message built from it
     replacements: dict[int, tuple] = field(default_factory=dict)
     # token counts and output dicts of messages the history holds, by id (an id is only
@@ -63,4 +65,4 @@ class Memo:
 
 
 _NAMES = tuple(spec.name for spec in fields(Memo))
-_PAYLOADS = ("decoded", "shaped", "elided", "shown", "repeated", "read", "encoded")
+_PAYLOADS = ("decoded", "shaped", "elided", "shown", "repeated", "read", "encoded", "pointed")

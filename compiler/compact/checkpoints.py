@@ -56,6 +56,9 @@ What is cut, and what stays:
   later payload repeats it. Every identifier of the payload that the cut text no longer
   holds (nor, for a notice, the read that replaced it) is listed on a last line, so an
   id the agent uses later is still in front of it.
+* A file view that a later payload's first sight points at (``view_repeats``) is never
+  a candidate from that payload on: what the pointer stands for stays in front of the
+  model. The pointer is written only to a view no checkpoint before it can have cut.
 * At a checkpoint every candidate is settled: cut where that is shorter, else kept as
   it is, and the frontier moves past them. A settled payload never changes again, so
   between checkpoints each compile starts with the compile before it, byte for byte.
@@ -66,7 +69,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from compiler.compact.compact import (
     Compacted,
@@ -135,6 +138,8 @@ class History:
     shown: dict[int, Compacted]
     number: Callable[[int], int]
     memo: dict
+    # each file view a first-sight pointer points at, and the first payload pointing at it
+    pointed: dict = field(default_factory=dict)
 
 
 def size(message: Message, shown: Compacted | None = None) -> int:
@@ -187,7 +192,10 @@ class Checkpoints:
         if self.cached_rate is None:
             return shown
         decoded = fold.memo.decoded if made.remember else {}  # (a one-off compile's: none)
-        history = History(made.clean, made.kinds, fold.read_keys, shown, fold.number, decoded)
+        pointed = made.plan.pointed
+        history = History(
+            made.clean, made.kinds, fold.read_keys, shown, fold.number, decoded, pointed
+        )
         cuts = self.settle(history, [turn for turn, _ in fold.points])
         return {**shown, **cuts} if cuts else shown
 
@@ -237,6 +245,9 @@ class Checkpoints:
         candidates = payloads[
             bisect_left(payloads, self.frontier) : bisect_left(payloads, boundary)
         ]
+        if history.pointed:  # a view a payload before this point points at stays whole
+            pointed = history.pointed
+            candidates = [i for i in candidates if pointed.get(i, point) >= point]
         if not candidates:
             return {}
         # each candidate's calls: this one and those since it could first be cut

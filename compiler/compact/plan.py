@@ -17,6 +17,7 @@ from compiler.compact.lossless import encoded
 from compiler.compact.plan_repeats import NO_STATUS, RepeatCut
 from compiler.compact.repeats import Repeat, drop_repeated_status
 from compiler.compact.stale import elide, elide_record, fresh_payloads, replaced_reads
+from compiler.compact.view_repeats import point_to_views, recent_views
 from compiler.frozen import build
 from compiler.memo import Memo
 from compiler.read import Message, with_content
@@ -109,54 +110,69 @@ class PayloadPlan:
             for call in message.tool_calls:
                 decoded.pop(call.arguments, None)
 
-    def first_sight(self) -> dict[int, Compacted]:
+    def first_sight(self, number=None) -> dict[int, Compacted]:
         """``cache_friendly``: each payload as it is first shown, decided from it and the
         history before it alone, so the same in every compile from the first that sees
         it and no cached prefix is rewritten: JSON re-encoded losslessly where that is
         shorter (``compact.lossless``), else SWE-agent status lines that repeat the ones
-        stated above left out (``repeats.drop_repeated_status``, as ``compact`` does)."""
+        stated above left out (``repeats.drop_repeated_status``, as ``compact`` does),
+        and a file view's lines that a recent view shows verbatim written as a pointer to
+        it (``view_repeats``). ``pointed``: each view pointed at, and the first payload
+        that points at it; a checkpoint never cuts it after that."""
         if not self.keep:  # (a lossless re-encoding decodes as it goes: no memo)
             self.memo.decoded.clear()
         done = {}
+        self.pointed = {}
         open_file = directory = None
+        calls: list[int] = []  # the messages a call came before (checkpoints' call points)
+        views: list[int] = []  # the payloads that show a file view
         for index, kind in enumerate(self.kinds):
             known = self.memo.encoded.get(index, _UNREAD)
             if known is _UNREAD:
-                known = self._seen_first(index, kind, open_file, directory)
+                recent = []
+                if FILE_VIEW_HEADER in (self.clean[index].content or ""):
+                    shown = self._first_text(done)
+                    recent = recent_views(views, calls, shown, number)
+                known = self._seen_first(index, kind, open_file, directory, recent)
                 self.memo.encoded[index] = known
             if known is not None:
                 done[index] = known
+            for view in self.memo.pointed.get(index, ()):
+                self.pointed.setdefault(view, index)
+            if index and self.clean[index].role == "assistant":
+                calls.append(index)
+            elif kind is Kind.MACHINE and FILE_VIEW_HEADER in (self.clean[index].content or ""):
+                views.append(index)
             stated = self.stated[index]
             open_file = stated[0] if stated[0] is not None else open_file
             directory = stated[1] if stated[1] is not None else directory
         return done
 
-    def _seen_first(self, index: int, kind: Kind, open_file, directory) -> Compacted | None:
+    def _first_text(self, done: dict):
+        """A payload's text as first shown, by index."""
+        return lambda index: done[index].text if index in done else self.clean[index].content
+
+    def _seen_first(self, index, kind, open_file, directory, recent) -> Compacted | None:
         message = self.clean[index]
         if kind is not Kind.MACHINE or message.role == "assistant" or not message.content:
             return None
         text = message.content
         found = encoded(text)
-        if found is not None or self.stated[index] == NO_STATUS:
+        if found is not None:
             return found
-        if open_file is None and directory is None:
-            return None  # the first status lines shown stay: they show what the lines say
-        cut = drop_repeated_status(text, open_file, directory)
-        if cut is None:
+        pointed = point_to_views(text, recent) if recent else None
+        shown, shape = (text, None) if pointed is None else (pointed[0], Repeat.LINES)
+        if pointed is not None:
+            self.memo.pointed[index] = pointed[1]
+        cut = None
+        if self.stated[index] != NO_STATUS and (open_file is not None or directory is not None):
+            # (the first status lines shown stay: they show what the lines say)
+            cut = drop_repeated_status(shown, open_file, directory)
+        if cut is not None:
+            shown, shape = cut[0], shape or Repeat.STATUS
+        if shape is None:
             return None
-        return build(
-            Compacted,
-            text=cut[0],
-            shape=Repeat.STATUS.value,
-            original_chars=len(text),
-            compacted_chars=len(cut[0]),
-            rows_total=0,
-            rows_kept=0,
-            rows_dropped=0,
-            safety_rows_kept=0,
-            changed=True,
-            status_lines_dropped=cut[1],
-        )
+        return _seen_once(text, shown, shape, cut[1] if cut is not None else 0)
 
     def _shaped(self, index: int) -> Compacted:
         known = self.memo.shaped.get(index)
@@ -208,6 +224,24 @@ class PayloadPlan:
 # a JSON array (not a "[File: ...]" header): its rows are its elements (``elide_record``)
 _JSON_ARRAY = re.compile(r'\s*\[\s*[\[{"\]\d-]')
 _UNREAD = object()
+FILE_VIEW_HEADER = "[File: "
+
+
+def _seen_once(text: str, shown: str, why: Repeat, dropped: int) -> Compacted:
+    """A payload shortened at first sight by what it repeats (``why``), no shape compacting it."""
+    return build(
+        Compacted,
+        text=shown,
+        shape=why.value,
+        original_chars=len(text),
+        compacted_chars=len(shown),
+        rows_total=0,
+        rows_kept=0,
+        rows_dropped=0,
+        safety_rows_kept=0,
+        changed=True,
+        status_lines_dropped=dropped,
+    )
 
 
 def _keep(index: int) -> None:

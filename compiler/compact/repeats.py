@@ -27,6 +27,7 @@ class Repeat(StrEnum):
     CHECKLIST = "review_checklist"  # SWE-agent's advice after an edit, shown later
     VALUE = "repeated_value"  # a JSON value an earlier payload shows verbatim
     STATUS = "status_lines"  # SWE-agent's status lines, repeating what was stated
+    LINES = "repeated_lines"  # a file view's lines an earlier view shows verbatim
 
 
 _STATUS_LINE = re.compile(r"\((Open file|Current directory): (.*)\)\r?|bash-\$\s*|\s*")

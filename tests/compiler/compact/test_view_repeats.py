@@ -1,0 +1,93 @@
+"""``cache_friendly``: a file view's lines that a recent view shows verbatim become a
+pointer to that turn when first seen, the same in every later compile, and the view
+pointed at is never cut by a checkpoint.
+"""
+
+import re
+
+from compiler import compile_messages, load_schema
+from compiler.compact.checkpoints import RECENT_CALLS
+
+CODING = load_schema("coding")
+TRAILER = "\n\n(Open file: {open})\n(Current directory: /repo)\nbash-$"
+
+
+def _run(command):
+    return {"role": "assistant", "content": f"Let me look.\n```\n{command}\n```"}
+
+
+def _view(path, first, last, changed=(), extra=""):
+    lines = "".join(
+        f"{n}:    value_{n} = compute({n}, scale={3 if n in changed else 2}){extra}\n"
+        for n in range(first, last + 1)
+    )
+    text = f"[File: {path} (200 lines total)]\n({first - 1} more lines above)\n{lines}"
+    return {"role": "user", "content": text.rstrip("\n") + TRAILER.format(open=path)}
+
+
+def _session(*views):
+    history = [{"role": "user", "content": "Fix the rounding bug." + TRAILER.format(open="n/a")}]
+    for number, view in enumerate(views):
+        history += [_run(f"step {number}"), view]
+    return [*history, {"role": "assistant", "content": "Done."}]
+
+
+def _texts(history, **options):
+    out, _ = compile_messages(history, schema=CODING, cache=False, mode="cache_friendly", **options)
+    return [m.get("content") for m in out if m["role"] != "system"]
+
+
+def test_a_view_repeating_an_earlier_ones_lines_points_at_it_and_keeps_the_changed_line():
+    history = _session(_view("/repo/a.py", 1, 20), _view("/repo/a.py", 5, 24, changed={12}))
+    text = _texts(history)[4]
+    assert "[lines 5-11 same as turn 2]" in text
+    assert "12:    value_12 = compute(12, scale=3)" in text
+    assert "[lines 13-20 same as turn 2]" in text
+    assert "21:    value_21 = compute(21, scale=2)" in text  # new lines stay
+    assert "5:    value_5" not in text
+
+
+def test_each_compile_starts_with_the_compile_of_the_history_one_message_shorter():
+    views = [_view("/repo/a.py", 1 + 3 * n, 30 + 3 * n, changed={10 + n}) for n in range(6)]
+    history = _session(*views)
+    assert any("same as turn" in (text or "") for text in _texts(history))
+    for n in range(2, len(history)):
+        shorter, longer = _texts(history[:n]), _texts(history[: n + 1])
+        assert longer[: len(shorter)] == shorter
+
+
+def test_a_line_carrying_a_safety_signal_is_shown_again():
+    signal = " # contact admin@example.com"
+    history = _session(
+        _view("/repo/a.py", 1, 20, extra=signal), _view("/repo/a.py", 1, 20, extra=signal)
+    )
+    assert "same as turn" not in _texts(history)[4]
+
+
+def test_another_files_view_is_not_pointed_at():
+    history = _session(_view("/repo/a.py", 1, 20), _view("/repo/b.py", 1, 20))
+    assert "same as turn" not in _texts(history)[4]
+
+
+def test_a_view_a_checkpoint_could_have_cut_is_not_pointed_at():
+    others = [_view(f"/repo/o{n}.py", 1, 5) for n in range(RECENT_CALLS)]
+    history = _session(_view("/repo/a.py", 1, 20), *others, _view("/repo/a.py", 1, 20))
+    assert "same as turn" not in _texts(history)[-2]
+
+
+def test_a_view_pointed_at_is_never_cut_by_a_checkpoint():
+    # a long loop over two files at a cached rate where checkpoints pay: each view of one
+    # repeats most of the one before, each of the other is new throughout (a candidate
+    # for a cut); the views pointed at read as they do with no checkpoint
+    views = []
+    for n in range(15):
+        views += [
+            _view("/repo/a.py", 1, 60, changed={n + 1}),
+            _view("/repo/b.py", 1, 60, extra=f" # v{n}"),
+        ]
+    history = _session(*views)
+    texts, uncut = _texts(history, cached_rate=0.5), _texts(history, cached_rate=0.0)
+    assert texts != uncut, "a 30-call loop at cached rate 0.5 should pay for a cut"
+    pointed = {int(turn) for text in texts for turn in re.findall(r"same as turn (\d+)", text)}
+    assert pointed
+    assert [texts[turn] for turn in sorted(pointed)] == [uncut[turn] for turn in sorted(pointed)]
