@@ -288,4 +288,5 @@ def test_the_summary_scores_declared_values_by_the_records_of_the_captures_schem
 def test_the_summary_says_which_records_files_are_missing(tmp_path):
     records, note = records_for("travel", tmp_path)
     assert records is None
-    assert note == f"{tmp_path} has no airline/db/reservations.json, airline/db/users.json"
+    expected = "airline/db/reservations.json, airline/db/users.json, airline/db/flights.json"
+    assert note == f"{tmp_path} has no {expected}"
