@@ -126,21 +126,10 @@ class Report:
     def as_dict(self) -> dict:
         """The figures as plain data (the command's ``--json``)."""
 
-        def figure(f: Figure) -> dict:
-            interval = f.interval
-            return {
-                "slot": f.name,
-                "rows": f.rows,
-                "correct": f.correct,
-                "incorrect": f.incorrect,
-                "unclear": f.unclear,
-                "row_precision": f.row_precision,
-                "units": f.unit_n,
-                "units_correct": f.unit_correct,
-                "unit_precision": f.unit_precision,
-                "ci95": list(interval) if interval else None,
-                "warnings": f.warnings,
-            }
+        def figure(f: Figure) -> dict:  # ``figure_data``, under this command's names
+            data = figure_data(f)
+            interval = data.pop("wilson95")
+            return {"slot": data.pop("name"), **data, "ci95": interval}
 
         return {
             "corpus": self.corpus.name,

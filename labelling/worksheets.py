@@ -183,52 +183,27 @@ def build_worksheet(
 ) -> Worksheet:
     """Compile (or reuse) the run, draw the sample, store the worksheet and its rows."""
     compile_run = compile_corpus(corpus, schema_name)
-    total = corpus.transcripts.count()
-    window = total if sampling.limit is None else min(sampling.limit, total)
+    total, window = _window(corpus, sampling)
     candidates = list(
         compile_run.extractions.filter(transcript__position__lt=window)
         .select_related("transcript")
         .order_by("transcript__position", "turn", "slot", "value")
     )
-    if sampling.seed is not None:
-        random.Random(sampling.seed).shuffle(candidates)
+    _shuffle(candidates, sampling)
     # Off-schema slots a declaration registered are sampled too: they were extracted.
     slots = sorted(set(load_schema(schema_name).slot_names) | {c.slot for c in candidates})
     result = draw(candidates, slots, sampling.per_slot_budget, taken_keys(corpus, schema_name))
-    for shortfall in result.shortfalls:
-        shortfall["reason"] = explain(shortfall, window, total)
-    with transaction.atomic():
-        worksheet = Worksheet.objects.create(
-            name=name,
-            run=compile_run,
-            schema_name=schema_name,
-            schema_digest=compile_run.schema_digest,
-            per_slot_budget=sampling.per_slot_budget,
-            reviews_per_row=reviews_per_row,
-            sampling={
-                "limit": sampling.limit,
-                "window": window,
-                "transcripts": total,
-                "seed": sampling.seed,
-                "suggest": sampling.suggest,
-                "candidates": len(candidates),
-                **result.skipped,
-            },
-            shortfalls=result.shortfalls,
-            created_by=creator,
+
+    def row(worksheet: Worksheet, position: int, extraction) -> WorksheetRow:
+        suggestion = suggestion_for(extraction) if sampling.suggest else None
+        return WorksheetRow(
+            worksheet=worksheet, extraction=extraction, position=position, suggestion=suggestion
         )
-        WorksheetRow.objects.bulk_create(
-            WorksheetRow(
-                worksheet=worksheet,
-                extraction=extraction,
-                position=position,
-                suggestion=suggestion_for(extraction) if sampling.suggest else None,
-            )
-            for position, extraction in enumerate(result.rows, start=1)
-        )
-        add_members(worksheet, reviewers, MemberRole.REVIEWER)
-        add_members(worksheet, adjudicators, MemberRole.ADJUDICATOR)
-    return worksheet
+
+    drawn = Drawn(compile_run, schema_name, sampling, total, window, len(candidates), result)
+    members = (reviewers, adjudicators, reviews_per_row)
+    figures = {"suggest": sampling.suggest}
+    return _store(drawn, row, members, figures, name=name, created_by=creator)
 
 
 def add_members(worksheet: Worksheet, users, role: MemberRole) -> None:
@@ -316,40 +291,87 @@ def build_retirement_worksheet(
     ``per_slot_budget`` of them, shuffled with the seed (file order without one), skipping
     turns already labelled or waiting on another worksheet."""
     compile_run = compile_corpus(corpus, schema_name)
-    total = corpus.transcripts.count()
-    window = total if sampling.limit is None else min(sampling.limit, total)
+    total, window = _window(corpus, sampling)
     candidates = [r for r in stored_retirements(compile_run) if r.transcript.position < window]
-    if sampling.seed is not None:
-        random.Random(sampling.seed).shuffle(candidates)
+    _shuffle(candidates, sampling)
     result = draw_retirements(
         candidates, sampling.per_slot_budget, taken_retirements(corpus, schema_name)
     )
+
+    def row(worksheet: Worksheet, position: int, retirement) -> WorksheetRow:
+        return WorksheetRow(worksheet=worksheet, retirement=retirement, position=position)
+
+    drawn = Drawn(compile_run, schema_name, sampling, total, window, len(candidates), result)
+    members = (reviewers, adjudicators, reviews_per_row)
+    return _store(
+        drawn,
+        row,
+        members,
+        {},
+        name=name,
+        created_by=creator,
+        kind=WorksheetKind.RETIREMENT,
+        rule=RETIREMENT_RULE,
+    )
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A sample drawn for a worksheet, with what the worksheet records of how: the run,
+    the transcripts read (``window`` of ``total``), how many candidates there were, and
+    the draw (its rows, shortfalls and skips)."""
+
+    run: CompileRun
+    schema_name: str
+    sampling: Sampling
+    total: int
+    window: int
+    candidates: int
+    result: Draw
+
+
+def _window(corpus: Corpus, sampling: Sampling) -> tuple[int, int]:
+    """The corpus's transcripts, and how many of them the sample reads."""
+    total = corpus.transcripts.count()
+    return total, total if sampling.limit is None else min(sampling.limit, total)
+
+
+def _shuffle(candidates: list, sampling: Sampling) -> None:
+    """The candidates in the seed's order (as stored, without a seed)."""
+    if sampling.seed is not None:
+        random.Random(sampling.seed).shuffle(candidates)
+
+
+def _store(drawn: Drawn, row, members, figures: dict, **fields) -> Worksheet:
+    """The worksheet, its rows (``row(worksheet, position, drawn)`` each) and its members
+    (reviewers, adjudicators, reviews per row), in one transaction; ``figures`` adds to
+    what ``sampling`` records, ``fields`` to the worksheet's own (its name, its kind)."""
+    sampling, result = drawn.sampling, drawn.result
     for shortfall in result.shortfalls:
-        shortfall["reason"] = explain(shortfall, window, total)
+        shortfall["reason"] = explain(shortfall, drawn.window, drawn.total)
+    reviewers, adjudicators, reviews_per_row = members
+    recorded = {
+        "limit": sampling.limit,
+        "window": drawn.window,
+        "transcripts": drawn.total,
+        "seed": sampling.seed,
+        **figures,
+        "candidates": drawn.candidates,
+        **result.skipped,
+    }
     with transaction.atomic():
         worksheet = Worksheet.objects.create(
-            name=name,
-            kind=WorksheetKind.RETIREMENT,
-            rule=RETIREMENT_RULE,
-            run=compile_run,
-            schema_name=schema_name,
-            schema_digest=compile_run.schema_digest,
+            run=drawn.run,
+            schema_name=drawn.schema_name,
+            schema_digest=drawn.run.schema_digest,
             per_slot_budget=sampling.per_slot_budget,
             reviews_per_row=reviews_per_row,
-            sampling={
-                "limit": sampling.limit,
-                "window": window,
-                "transcripts": total,
-                "seed": sampling.seed,
-                "candidates": len(candidates),
-                **result.skipped,
-            },
+            sampling=recorded,
             shortfalls=result.shortfalls,
-            created_by=creator,
+            **fields,
         )
         WorksheetRow.objects.bulk_create(
-            WorksheetRow(worksheet=worksheet, retirement=retirement, position=position)
-            for position, retirement in enumerate(result.rows, start=1)
+            row(worksheet, position, item) for position, item in enumerate(result.rows, start=1)
         )
         add_members(worksheet, reviewers, MemberRole.REVIEWER)
         add_members(worksheet, adjudicators, MemberRole.ADJUDICATOR)

@@ -40,6 +40,12 @@ def airline_messages_path() -> Path:
 
 
 @pytest.fixture
+def airline_text(airline_messages_path) -> str:
+    """The 62-message airline trajectory as the console's text box takes it."""
+    return airline_messages_path.read_text(encoding="utf-8")
+
+
+@pytest.fixture
 def upstream():
     with ChatServer(reply=lambda body: "Understood.") as server:
         yield server

@@ -12,22 +12,16 @@ from django.utils.html import escape
 
 from playground.examples import examples
 from playground.figures import shipped_figures
+from tests.site.console_form import HTMX
+from tests.site.console_form import form_data as console_form
 
 pytestmark = pytest.mark.django_db
 
-HTMX = {"HTTP_HX_REQUEST": "true"}
 RETIRED_MARK = 'Retired: payment_method superseded by <a href="#row-12">turn 12</a>'
 
 
 def form_data(text: str, **fields) -> dict:
-    return {
-        "transcript": text,
-        "entity_schema": "logistics",
-        "mode": "compact",
-        "declaration_policy": "flag",
-        "value_policy": "flag",
-        **fields,
-    }
+    return console_form(text, **{"entity_schema": "logistics", **fields})
 
 
 class Controls(HTMLParser):

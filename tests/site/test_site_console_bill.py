@@ -17,26 +17,9 @@ from compiler import (
     message_to_dict,
     replay,
 )
+from tests.site.console_form import HTMX, form_data
 
 pytestmark = pytest.mark.django_db
-
-HTMX = {"HTTP_HX_REQUEST": "true"}
-
-
-def form_data(text: str, **fields) -> dict:
-    return {
-        "transcript": text,
-        "entity_schema": "travel",
-        "mode": "compact",
-        "declaration_policy": "flag",
-        "value_policy": "flag",
-        **fields,
-    }
-
-
-@pytest.fixture
-def airline_text(airline_messages_path) -> str:
-    return airline_messages_path.read_text(encoding="utf-8")
 
 
 def library_bills(text: str, model: PriceModel):

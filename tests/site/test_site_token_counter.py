@@ -8,10 +8,9 @@ import re
 import pytest
 
 from playground import service
+from tests.site.console_form import HTMX, form_data
 
 pytestmark = pytest.mark.django_db
-
-HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 def compile_api(client, **body):
@@ -19,24 +18,11 @@ def compile_api(client, **body):
 
 
 def console_tokens(client, text: str, **fields) -> tuple[int, int]:
-    data = {
-        "transcript": text,
-        "entity_schema": "travel",
-        "mode": "compact",
-        "declaration_policy": "flag",
-        "value_policy": "flag",
-        **fields,
-    }
-    part = client.post("/console", data, **HTMX).content.decode()
+    part = client.post("/console", form_data(text, **fields), **HTMX).content.decode()
     found = re.search(
         r'<span class="number">(\d+)</span> → <span class="number">(\d+)</span>', part
     )
     return int(found.group(1)), int(found.group(2))
-
-
-@pytest.fixture
-def airline_text(airline_messages_path) -> str:
-    return airline_messages_path.read_text(encoding="utf-8")
 
 
 def test_the_api_says_it_counted_chars_over_four_by_default(client, retail_text):
