@@ -45,6 +45,7 @@ from compiler.state.schema_format import (
     digest,
     expand_authored,
 )
+from compiler.state.shipped import shipped
 from compiler.state.starts import (
     TEXT_START,
     leading_literals,
@@ -271,6 +272,7 @@ def load_schema(name_or_path: str | Path | dict | Schema) -> Schema:
             raise SchemaError(
                 f"unknown schema {str(name_or_path)!r}; shipped: {', '.join(list_schemas())}"
             )
+        return shipped(path, measurement_path(path), load_schema)
     if path.name.endswith(MEASUREMENT_SUFFIX):
         raise SchemaError(f"{str(path)!r} is a schema's measurement, not a schema")
     data = _read_json(path, "schema file")

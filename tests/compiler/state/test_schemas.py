@@ -588,3 +588,10 @@ def test_register_entity_schema_refuses_anything_but_a_list_of_patterns(patterns
 def test_load_schema_names_what_it_was_given_when_that_is_no_schema():
     with pytest.raises(SchemaError, match="not int"):
         load_schema(42)
+
+
+def test_a_shipped_schema_named_again_is_the_schema_compiled_before():
+    """A loop that names its schema on every call compiles its patterns once, and the
+    history cache, which knows a schema by identity, resumes its earlier compile."""
+    assert load_schema("travel") is load_schema("travel")
+    assert load_schema("travel") is not load_schema("logistics")
