@@ -44,6 +44,22 @@ def note_of(state: RowState) -> str:
     return " | ".join(parts)
 
 
+def judged(state: RowState, worksheet) -> dict:
+    """What every label row says of how it was judged, whatever its kind: the verdict,
+    the notes, who judged and adjudicated it, and the schema and compiler it was judged
+    under."""
+    return {
+        "verdict": state.final,
+        "note": note_of(state),
+        "reviewers": sorted(v.reviewer.get_username() for v in state.verdicts),
+        "adjudicated_by": (
+            state.adjudication.adjudicator.get_username() if state.adjudication else ""
+        ),
+        "schema_digest": worksheet.schema_digest,
+        "compiler_version": worksheet.run.compiler_version,
+    }
+
+
 def describe(state: RowState) -> str:
     if state.row.retirement_id is not None:
         r = state.row.retirement

@@ -28,7 +28,7 @@ from labelling.label_files import (
     describe,
     dumps,
     finished_states,
-    note_of,
+    judged,
     parse,
     quote_problem,
     text_problem,
@@ -107,17 +107,10 @@ def _row_from_state(state: RowState, worksheet: Worksheet) -> dict:
         "value": extraction.value,
         "provenance": extraction.provenance,
         "role": extraction.role,
-        "verdict": state.final,
-        "note": note_of(state),
-        "reviewers": sorted(v.reviewer.get_username() for v in state.verdicts),
-        "adjudicated_by": (
-            state.adjudication.adjudicator.get_username() if state.adjudication else ""
-        ),
         "suggestion_offered": state.row.suggestion is not None
         or any(v.suggestion_offered for v in state.verdicts),
-        "schema_digest": worksheet.schema_digest,
-        "compiler_version": worksheet.run.compiler_version,
         "quote": extraction.quote,
+        **judged(state, worksheet),
     }
     return {key: values[key] for key in ROW_FIELDS}
 

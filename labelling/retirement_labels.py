@@ -22,7 +22,7 @@ from labelling.label_files import (
     ImportSummary,
     LabelImportRefused,
     finished_states,
-    note_of,
+    judged,
     parse,
     quote_problem,
     text_problem,
@@ -80,15 +80,8 @@ def _row_from_state(state: RowState, worksheet: Worksheet) -> dict:
         "role": retirement.role,
         "superseded_by": retirement.superseded_by,
         "reason": retirement.reason,
-        "verdict": state.final,
-        "note": note_of(state),
-        "reviewers": sorted(v.reviewer.get_username() for v in state.verdicts),
-        "adjudicated_by": (
-            state.adjudication.adjudicator.get_username() if state.adjudication else ""
-        ),
-        "schema_digest": worksheet.schema_digest,
-        "compiler_version": worksheet.run.compiler_version,
         "quote": retirement.quote,
+        **judged(state, worksheet),
     }
     return {key: values[key] for key in ROW_FIELDS}
 
