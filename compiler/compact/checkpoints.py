@@ -77,6 +77,7 @@ from compiler.compact.compact import (
     has_review_checklist,
     omit_review_checklist,
 )
+from compiler.compact.repeats import Repeat
 from compiler.compact.stale import elide, elide_record, replaced_reads
 from compiler.read import Message
 from compiler.state import Kind
@@ -177,6 +178,8 @@ class Checkpoints:
         self.last: tuple = ()  # the last decision at the end of a history: (point, frontier, cuts)
 
     def copy(self) -> Checkpoints:
+        if self.cached_rate is None:  # nothing is ever decided or cut: one may be shared
+            return self
         twin = Checkpoints.__new__(Checkpoints)
         twin.__dict__.update(self.__dict__)
         twin.cuts, twin.taken, twin.made = dict(self.cuts), list(self.taken), dict(self.made)
@@ -293,7 +296,7 @@ class Checkpoints:
             shown = history.shown.get(index)
             # status lines dropped at first sight stay dropped; a lossless re-encoding is
             # no payload shape, so the original is shaped
-            base = shown.text if shown is not None and shown.shape == "status" else text
+            base = shown.text if shown is not None and shown.shape == Repeat.STATUS.value else text
             result = self.shaped[index] = compact(base, tool_name=message.name, memo=history.memo)
         words = self._identifiers(history, index)
         known = set(words)

@@ -151,3 +151,17 @@ def test_an_incremental_compile_with_checkpoints_is_byte_identical_to_a_full_one
 def test_a_cached_rate_outside_0_to_1_is_an_option_error(rate):
     with pytest.raises(OptionError, match="cached_rate"):
         compile_messages(loop(1), mode="cache_friendly", cached_rate=rate)
+
+
+STATUS = "\n\n(Open file: /r/a.py)\n(Current directory: /r)\nbash-$"
+
+
+def test_a_cut_keeps_the_status_lines_its_first_sight_left_out():
+    history = loop(30)
+    for message in history:
+        if message["role"] == "tool":
+            message["content"] += STATUS  # the same status after every payload
+    prompt = calls_of(history, cached_rate=0.5)[-1]
+    cut = cut_texts(prompt)
+    assert cut, "a 30-call loop at cached rate 0.5 should pay for a cut"
+    assert not any("(Current directory: /r)" in text for text in cut.values())
