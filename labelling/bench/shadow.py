@@ -1,9 +1,10 @@
 """Shadow replay: what a capture's declarations would have done to the compiled state.
 
-A capture (``labelling.bench.capture``) holds, per assistant turn, what a model declared.
-Shadow puts those declarations back into the very transcripts they were asked about and
-compiles each transcript twice — as it is (the read path alone) and with every captured
-block appended to its turn — then splits what it finds:
+A capture (``labelling.bench.capture``, read back by ``labelling.bench.capture_files``)
+holds, per assistant turn, what a model declared. Shadow puts those declarations back
+into the very transcripts they were asked about and compiles each transcript twice — as
+it is (the read path alone) and with every captured block appended to its turn — then
+splits what it finds:
 
 - turns with a block, and malformed blocks;
 - declared keys that name a schema slot, and those that do not;
@@ -39,19 +40,17 @@ from pathlib import Path
 from compiler import compile_messages, message_to_dict, satisfies
 from labelling.bench import records as scoring
 from labelling.bench import records_db
-from labelling.bench.capture import (
+from labelling.bench.capture_files import (
     Capture,
     CaptureError,
     corpus_transcripts,
-    declaration_of,
-    declared_keys,
-    declared_values,
     key_figures,
     load_capture,
     schema_of,
     transcript_digest,
     verify,
 )
+from labelling.bench.declarations import declaration_of, declared_keys, declared_values
 
 SHOWN_PROBLEMS = 5
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compiler import CompilerError
-from labelling.bench.capture import corpus_transcripts
+from labelling.bench.capture_files import corpus_transcripts
 from labelling.bench.shadow import FINAL_LABELS, captures_summary
 
 CAPTURE_COMMAND = (
