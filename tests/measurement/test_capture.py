@@ -23,7 +23,7 @@ from labelling.bench.__main__ import main
 from labelling.bench.capture_bill import loop_bill, prompt_text
 from labelling.bench.capture_files import FORMAT, corpus_transcripts
 from labelling.bench.capture_plan import ASK
-from labelling.bench.shadow import captures_summary
+from labelling.bench.captures_summary import captures_summary
 from tests.model_server import Drop, ModelServer, Slow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -442,7 +442,8 @@ def test_a_dry_run_prints_the_bill_the_readme_shows_and_calls_nothing(capsys, tm
 def test_capture_and_shadow_run_without_django():
     # the bench is shared by the site's apps and must never need the site's settings
     code = (
-        "import sys, labelling.bench.__main__, labelling.bench.shadow, labelling.bench.records; "
+        "import sys, labelling.bench.__main__, labelling.bench.shadow, labelling.bench.records, "
+        "labelling.bench.captures_summary; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'django'))"
     )
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
