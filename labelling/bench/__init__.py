@@ -7,6 +7,11 @@ settings, and the site's measurement app (``labelling.measurement.measure``,
 
 - ``gold``: the one gold scorer (tau-bench ``info.task.actions`` against a register);
 - ``stats``: nearest-rank percentile and the Wilson interval;
-- ``compare``: the two libraries, the corpus, warm-up, timing and every figure;
-- ``render``: the benchmark's text table and its table helpers.
+- ``corpus``: the transcripts read and counted, their clusters, what a compile keeps verbatim;
+- ``compare``: the two libraries, warm-up, timing and every figure;
+- ``render``: the benchmark's text table and its table helpers;
+- ``capture`` (its ``capture_plan``, ``capture_bill``, ``declarations``) asks a model for
+  its declarations turn by turn, ``capture_files`` reads any capture back, ``shadow``
+  replays one against its corpus (``shadow_render`` prints it, ``captures_summary``
+  lists a folder's).
 """

@@ -17,18 +17,13 @@ import json
 import sys
 from pathlib import Path
 
-from labelling.bench.capture import (
-    CACHED_RATE,
-    CaptureError,
-    CaptureStopped,
-    load_capture,
-    plan,
-    plan_bill,
-    run_capture,
-    verify,
-)
+from labelling.bench.capture import CaptureStopped, run_capture
+from labelling.bench.capture_bill import CACHED_RATE
+from labelling.bench.capture_files import CaptureError, load_capture, verify
+from labelling.bench.capture_plan import plan, plan_bill
 from labelling.bench.chat_client import Endpoint, EndpointError
-from labelling.bench.shadow import Records, ShadowRefused, render, shadow
+from labelling.bench.shadow import Records, ShadowRefused, shadow
+from labelling.bench.shadow_render import render
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -43,7 +43,7 @@ CORPUS_YEAR = 2024
 
 
 class Scored(Protocol):
-    """A transcript as the scorer reads it (``compare.Transcript`` is one)."""
+    """A transcript as the scorer reads it (``corpus.Transcript`` is one)."""
 
     ident: str
     gold: dict[str, frozenset[str]] | None

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 
 import compiler
 from compiler import Account, Meter, PriceModel, content_text, looks_like_machine_output, replay
-from labelling.bench.compare import first_turn_kept
+from labelling.bench.corpus import first_turn_kept
 from labelling.bench.fidelity import identifier_recall, probes
 
 MODELS = {

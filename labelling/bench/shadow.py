@@ -1,9 +1,10 @@
 """Shadow replay: what a capture's declarations would have done to the compiled state.
 
-A capture (``labelling.bench.capture``) holds, per assistant turn, what a model declared.
-Shadow puts those declarations back into the very transcripts they were asked about and
-compiles each transcript twice — as it is (the read path alone) and with every captured
-block appended to its turn — then splits what it finds:
+A capture (``labelling.bench.capture``, read back by ``labelling.bench.capture_files``)
+holds, per assistant turn, what a model declared. Shadow puts those declarations back
+into the very transcripts they were asked about and compiles each transcript twice — as
+it is (the read path alone) and with every captured block appended to its turn — then
+splits what it finds:
 
 - turns with a block, and malformed blocks;
 - declared keys that name a schema slot, and those that do not;
@@ -27,6 +28,9 @@ every captured transcript id must be in it (and, where the capture recorded one,
 same digest), and every captured turn must be an assistant turn there. Otherwise shadow
 refuses (``ShadowRefused``): comparing a capture with transcripts it was not made over
 would print a clean comparison of nothing.
+
+The figures are printed by ``labelling.bench.shadow_render`` and gathered per capture file
+for the captures page by ``labelling.bench.captures_summary``.
 """
 
 from __future__ import annotations
@@ -39,19 +43,14 @@ from pathlib import Path
 from compiler import compile_messages, message_to_dict, satisfies
 from labelling.bench import records as scoring
 from labelling.bench import records_db
-from labelling.bench.capture import (
+from labelling.bench.capture_files import (
     Capture,
-    CaptureError,
     corpus_transcripts,
-    declaration_of,
-    declared_keys,
-    declared_values,
     key_figures,
-    load_capture,
     schema_of,
     transcript_digest,
-    verify,
 )
+from labelling.bench.declarations import declaration_of, declared_keys, declared_values
 
 SHOWN_PROBLEMS = 5
 
@@ -288,122 +287,3 @@ def records_for(schema: str | None, corpora: Path | None) -> tuple[Records | Non
     if missing:
         return None, f"{corpora} has no {', '.join(missing)}"
     return Records(corpora, domain.name), ""
-
-
-def captures_summary(
-    folder: Path, corpus: Path | None = None, records: Path | None = None
-) -> list[dict]:
-    """One row per capture file in ``folder``, for a page listing them (sorted by name).
-
-    A file that is not a capture is listed with its ``error`` rather than left out. With
-    ``corpus`` (the file the captures were made over), each row also holds its ``shadow``
-    figures, or ``shadow_refused`` saying why there are none. With ``records`` (a corpora
-    folder with ``<domain>/db/``), a capture whose schema an environment's records score
-    has its declared values scored too; ``records_note`` says why one has none.
-    """
-    text = Path(corpus).read_text(encoding="utf-8") if corpus is not None else None
-    return [_summary_row(path, text, records) for path in sorted(Path(folder).glob("*.json"))]
-
-
-def _summary_row(path: Path, text: str | None, corpora: Path | None) -> dict:
-    try:
-        capture = load_capture(path)
-        figures = key_figures(capture)
-    except CaptureError as error:
-        return {"name": path.name, "error": str(error)}
-    declared, in_schema = figures["declared"], figures["in_schema"]
-    row = {
-        "name": path.name,
-        "format": capture.format,
-        "model": capture.model,
-        "endpoints": list(capture.endpoints),
-        "schema": capture.schema,
-        "fingerprint": capture.fingerprint,
-        "id_scheme": capture.id_scheme,
-        "transcripts": len(capture.transcripts),
-        "turns": len(capture.turns),
-        "planned": capture.planned,
-        **{k: figures[k] for k in ("turns_with_block", "blocks", "malformed")},
-        "declared": declared,
-        "in_schema": in_schema,
-        "in_schema_share": (
-            round(in_schema / declared, 3) if declared and in_schema is not None else None
-        ),
-        "off_schema_keys": figures["off_schema_keys"],
-        "bill": capture.raw.get("bill"),
-        "usage": capture.raw.get("usage"),
-        "refused": verify(capture),
-    }
-    if text is None:
-        return row
-    records, row["records_note"] = records_for(capture.schema, corpora)
-    try:
-        row["shadow"] = shadow(capture, text, records)
-    except ShadowRefused as error:
-        row["shadow_refused"] = str(error)
-    return row
-
-
-# -- the text a person reads -------------------------------------------------------------
-
-
-def render(figures: dict) -> str:
-    """The replay's figures as a table, every share with its N."""
-    f = figures
-    lines = [
-        f"shadow replay of {f['capture']} (format {f['format']}): {f['model'] or '?'} "
-        f"at {', '.join(f['endpoints']) or '?'}, schema {f['schema']}",
-        f"{f['transcripts']} transcripts, {f['turns']} captured turns (id scheme {f['id_scheme']})",
-        _row("turns with a block", f["turns_with_block"], f["turns"]),
-        _row("malformed blocks", f["malformed"], f["blocks"]),
-        _row("declared keys naming a schema slot", f["in_schema"], f["declared"]),
-        _row("declared keys off the schema", f["off_schema"], f["declared"]),
-    ]
-    if f["off_schema_keys"]:
-        lines.append(f"  off-schema keys: {', '.join(f['off_schema_keys'])}")
-    final = f["final"]
-    named = sum(final.values())
-    lines.append(
-        f"final state, each key a transcript's declarations named ({named} keys, "
-        f"{f['transcripts']} transcripts):"
-    )
-    for name, label in FINAL_LABELS:
-        lines.append(f"  {label:<48}{final[name]:>5}")
-    at = f["at_turn"]
-    lines.append(
-        f"in-schema values declared, against the read path at their turn "
-        f"({at['same'] + at['other'] + at['read_path_none']} values):"
-    )
-    for name, label in (
-        ("same", "the read path held the same value"),
-        ("other", "the read path held another value"),
-        ("read_path_none", "the read path held none"),
-    ):
-        lines.append(f"  {label:<48}{at[name]:>5}")
-    if at["recorded_read_path_differs"]:
-        lines.append(
-            f"  turns whose recorded read path differs from today's: "
-            f"{at['recorded_read_path_differs']}"
-        )
-    values = f["values"]
-    lines.append(
-        _row("declared values of the wrong shape", values["wrong_shape"], values["with_contract"])
-        + f"  with a contract ({values['declared']} values declared)"
-    )
-    records = f["records"]
-    if records is None:
-        lines.append("records: none given (airline and retail corpora have them)")
-    else:
-        decided = records["corroborated"] + records["contradicted"]
-        lines.append(f"records ({records['domain']}), declared values:")
-        lines.append(_row("  corroborated", records["corroborated"], decided))
-        for name in ("contradicted", "unverifiable", "unchecked"):
-            lines.append(f"  {name:<46}{records[name]:>5}")
-    return "\n".join(lines)
-
-
-def _row(label: str, part: int | None, whole: int) -> str:
-    if part is None:
-        return f"{label:<50}unknown of {whole}"
-    share = f" ({part / whole:.0%})" if whole else ""
-    return f"{label:<50}{part:>3} / {whole}{share}"

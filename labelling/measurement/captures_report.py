@@ -1,6 +1,6 @@
 """The captures page: every capture file in a folder, with its shadow replay.
 
-Every figure comes from ``labelling.bench.shadow.captures_summary`` — the functions the
+Every figure comes from ``labelling.bench.captures_summary`` — the functions the
 ``capture --verify`` and ``shadow`` commands print — and is only laid out here, each
 share beside its N. A file that is not a capture, or one made over another corpus, is a
 row saying why; a corpus that cannot be read is said once, above the list.
@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compiler import CompilerError
-from labelling.bench.capture import corpus_transcripts
-from labelling.bench.shadow import FINAL_LABELS, captures_summary
+from labelling.bench.capture_files import corpus_transcripts
+from labelling.bench.captures_summary import captures_summary
+from labelling.bench.shadow import FINAL_LABELS
 
 CAPTURE_COMMAND = (
     "python -m labelling.bench capture --transcript ../shared/corpora/coding/nebius-sample.txt "

@@ -22,6 +22,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from labelling.bench import compare, loop_bill
+from labelling.bench.corpus import ESTIMATOR_NOTE, Transcript
 from labelling.bench.fidelity import Recall
 from labelling.bench.gold import gold_figures
 from labelling.bench.stats import wilson95
@@ -73,7 +74,7 @@ def corpus_report(
         "corpus": corpus,
         "schema": schema,
         "command": command,
-        "estimator": compare.ESTIMATOR_NOTE,
+        "estimator": ESTIMATOR_NOTE,
         "repeats": repeats,
         "peer": peer,
         "header": header(rows),
@@ -126,9 +127,9 @@ def _ms(seconds: float) -> float | None:
     return round(seconds * 1000, 3) if seconds != float("inf") else None
 
 
-def _light_transcript(row: dict) -> compare.Transcript:
+def _light_transcript(row: dict) -> Transcript:
     gold = row.get("gold")
-    return compare.Transcript(
+    return Transcript(
         ident=row["ident"],
         messages=[],
         chars=row["characters"],

@@ -30,7 +30,7 @@ from typing import Any
 import compiler
 from compiler import formats_many, message_to_dict
 from labelling.bench import compare, loop_bill
-from labelling.bench.compare import cluster_of
+from labelling.bench.corpus import Transcript, cluster_of, transcript_of
 
 TRANSCRIPT_SUFFIXES = (".json", ".jsonl", ".txt", ".traj")
 _REPO = re.compile(r"^(?P<owner>[A-Za-z0-9_.-]+?)__(?P<repo>[A-Za-z0-9_.-]+)-\d+(?:#\d+)?$")
@@ -169,7 +169,7 @@ def measure_items(
     best of ``repeats``, both libraries interleaved (``tests/bench/measure.py``).
     """
     libs, peer_note = libraries(schema, use_peer)
-    corpus = [compare.transcript_of(i.ident, i.messages, i.record) for i in items]
+    corpus = [transcript_of(i.ident, i.messages, i.record) for i in items]
     kept, runs, histories, errors = _warm(libs, corpus)
     compare.time_all(libs, kept, runs, repeats)
     by_ident = {item.ident: item for item in items}
@@ -271,7 +271,7 @@ def _history(telemetry: dict) -> list[dict]:
     ]
 
 
-def _row(item: Item, transcript: compare.Transcript) -> dict:
+def _row(item: Item, transcript: Transcript) -> dict:
     gold = transcript.gold
     return {
         "ident": item.ident,

@@ -19,7 +19,7 @@ raw history:
   (``labelling.bench.fidelity``, the measure ``tests/bench/measure.py`` prints), as kept /
   looked for, taken from the very prompts billed;
 - whether the system prompt and the first user turn stay verbatim in every call
-  (``labelling.bench.compare.first_turn_kept``): transcripts where they do / transcripts.
+  (``labelling.bench.corpus.first_turn_kept``): transcripts where they do / transcripts.
 
 Strategies: ``raw`` (the history as it is); this project's ``compact`` and
 ``cache_friendly`` modes (``compile_messages`` with the corpus's schema, incremental as a
@@ -61,7 +61,7 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere
 
 import compiler  # noqa: E402
 from compiler import Meter  # noqa: E402
-from labelling.bench.compare import read_corpus  # noqa: E402
+from labelling.bench.corpus import read_corpus  # noqa: E402
 from labelling.bench.loop_bill import (  # noqa: E402
     Strategy,
     Totals,

@@ -22,7 +22,7 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
 import compiler  # noqa: E402
-from labelling.bench.compare import read_corpus  # noqa: E402
+from labelling.bench.corpus import read_corpus  # noqa: E402
 
 # corpus (relative to the corpora folder) → the schema of its domain
 CORPORA = {

@@ -44,7 +44,7 @@ from compiler.read.formats import formats_many  # noqa: E402
 from compiler.state.classify import Kind  # noqa: E402
 from compiler.state.extract import extract, extract_turn  # noqa: E402
 from compiler.state.schema import SCHEMA_DIR, Schema, load_schema, measurement_path  # noqa: E402
-from labelling.bench.compare import cluster_of  # noqa: E402
+from labelling.bench.corpus import cluster_of  # noqa: E402
 from labelling.bench.gold import VERDICTS, gold_values, verdict  # noqa: E402
 from labelling.bench.stats import wilson95  # noqa: E402
 

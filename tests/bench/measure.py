@@ -61,23 +61,25 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere
 # The measurement lives in labelling.bench (plain Python, no Django); these names stay
 # importable from here for scripts that ``import measure``.
 from labelling.bench.compare import (  # noqa: E402
-    ESTIMATOR,
-    ESTIMATOR_NOTE,
     PEER_EXPECTED,
     PEER_PACKAGE,
     TARGET_SPEEDUP,
     Library,
     Outcome,
-    Transcript,
-    first_turn_kept,
     library_figures,
     measure,
     our_library,
     peer_library,
-    read_corpus,
     time_all,
     warm_all,
     warm_up,
+)
+from labelling.bench.corpus import (  # noqa: E402
+    ESTIMATOR,
+    ESTIMATOR_NOTE,
+    Transcript,
+    first_turn_kept,
+    read_corpus,
 )
 from labelling.bench.gold import (  # noqa: E402
     GOLD_ARGS,

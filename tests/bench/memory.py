@@ -45,7 +45,7 @@ for folder in (ROOT, HERE):  # run as a script from anywhere
 from digest import CORPORA, MODES  # noqa: E402
 
 import compiler  # noqa: E402
-from labelling.bench.compare import read_corpus  # noqa: E402
+from labelling.bench.corpus import read_corpus  # noqa: E402
 from labelling.bench.stats import percentile  # noqa: E402
 
 try:  # the peer, when installed (the bench extra)

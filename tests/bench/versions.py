@@ -93,7 +93,7 @@ def compare(
         sys.path.insert(0, str(ROOT))
     from digest import CORPORA
 
-    from labelling.bench.compare import read_corpus
+    from labelling.bench.corpus import read_corpus
 
     report: dict = {
         "mode": mode,

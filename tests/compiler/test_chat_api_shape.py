@@ -75,7 +75,7 @@ def fixture_histories():
 def corpus_histories():
     if CORPORA is None:
         return
-    from labelling.bench.compare import read_corpus
+    from labelling.bench.corpus import read_corpus
     from tests.bench.digest import CORPORA as NAMED
 
     for corpus, schema in NAMED.items():

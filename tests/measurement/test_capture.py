@@ -18,10 +18,12 @@ from pathlib import Path
 import pytest
 
 from compiler import compile_messages, load_schema, message_to_dict
-from labelling.bench import capture as cap
+from labelling.bench import capture_plan
 from labelling.bench.__main__ import main
-from labelling.bench.capture import ASK, corpus_transcripts, loop_bill, prompt_text
-from labelling.bench.shadow import captures_summary
+from labelling.bench.capture_bill import loop_bill, prompt_text
+from labelling.bench.capture_files import FORMAT, corpus_transcripts
+from labelling.bench.capture_plan import ASK
+from labelling.bench.captures_summary import captures_summary
 from tests.model_server import Drop, ModelServer, Slow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -270,10 +272,10 @@ def test_other_transcripts_start_a_new_file_and_a_rerun_resumes_that_file(server
 
 
 def test_a_changed_instruction_changes_the_fingerprint(monkeypatch):
-    the_plan = cap.plan(CORPUS.read_text(), "coding", 1)
-    before = cap.fingerprint(the_plan, "m")
-    monkeypatch.setattr(cap, "ASK", ASK + " Be brief.")
-    assert cap.fingerprint(the_plan, "m") != before
+    the_plan = capture_plan.plan(CORPUS.read_text(), "coding", 1)
+    before = capture_plan.fingerprint(the_plan, "m")
+    monkeypatch.setattr(capture_plan, "ASK", ASK + " Be brief.")
+    assert capture_plan.fingerprint(the_plan, "m") != before
 
 
 # -- the endpoint comes from the environment ----------------------------------------------
@@ -385,7 +387,7 @@ def test_verify_refuses_the_seed_capture_the_seed_refused(capsys):
 
 def test_verify_says_a_capture_with_a_damaged_turn_cannot_be_read(tmp_path, capsys):
     data = json.loads((CAPTURES / "14b.json").read_text())
-    data["version"], data["format"] = None, cap.FORMAT
+    data["version"], data["format"] = None, FORMAT
     data["turns"] = [{"index": 1, "content": ""}]  # no transcript
     path = tmp_path / "damaged.json"
     path.write_text(json.dumps(data))
@@ -440,7 +442,8 @@ def test_a_dry_run_prints_the_bill_the_readme_shows_and_calls_nothing(capsys, tm
 def test_capture_and_shadow_run_without_django():
     # the bench is shared by the site's apps and must never need the site's settings
     code = (
-        "import sys, labelling.bench.__main__, labelling.bench.shadow, labelling.bench.records; "
+        "import sys, labelling.bench.__main__, labelling.bench.shadow, labelling.bench.records, "
+        "labelling.bench.captures_summary; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'django'))"
     )
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}

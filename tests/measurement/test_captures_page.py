@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from labelling.bench.__main__ import main
-from labelling.bench.capture import key_figures, load_capture, verify
+from labelling.bench.capture_files import key_figures, load_capture, verify
 from labelling.bench.shadow import Records, shadow
 from tests.model_server import ModelServer
 

@@ -11,14 +11,11 @@ import pytest
 
 from compiler import compile_messages, load_schema, message_to_dict
 from labelling.bench.__main__ import main
-from labelling.bench.capture import (
-    corpus_transcripts,
-    declaration_of,
-    declared_keys,
-    declared_values,
-)
-from labelling.bench.capture import load_capture as load
-from labelling.bench.shadow import Records, ShadowRefused, captures_summary, records_for, shadow
+from labelling.bench.capture_files import corpus_transcripts
+from labelling.bench.capture_files import load_capture as load
+from labelling.bench.captures_summary import captures_summary
+from labelling.bench.declarations import declaration_of, declared_keys, declared_values
+from labelling.bench.shadow import Records, ShadowRefused, records_for, shadow
 from tests.model_server import ModelServer
 
 ROOT = Path(__file__).resolve().parents[2]
