@@ -24,6 +24,7 @@ from django.views.decorators.http import require_POST
 from labelling import access
 from labelling.accounts import FirstRunTaken, create_first_maintainer, is_local, no_account_yet
 from labelling.agreement import agreement
+from labelling.compiling import turn_text
 from labelling.corrections import NothingToCorrect, StaleCorrection, correct_label
 from labelling.forms import (
     AdjudicationForm,
@@ -35,7 +36,6 @@ from labelling.forms import (
     VerdictForm,
     WorksheetForm,
 )
-from labelling.importing import turn_text
 from labelling.labels import (
     ExportRefused,
     LabelImportRefused,
