@@ -1,4 +1,4 @@
-"""Corpora in, extractions out.
+"""Corpus files in, transcripts stored — or the file refused with every reason.
 
 ``import_corpus`` reads a file with the compiler's own reader (every format it reads),
 refuses a bad file with the reader's line-numbered reasons, refuses what PostgreSQL
@@ -6,12 +6,8 @@ cannot store (a NUL character, a lone surrogate, a number too large for JSON, an
 over its column's length) naming the transcript, message and field, and stores its
 transcripts in one transaction with a synchronous commit, as durable as a verdict — a
 refused or failed import leaves nothing behind. The SHA-256 of the bytes identifies a
-file, so importing it again adds nothing.
-
-``compile_corpus`` compiles every transcript of a corpus under a schema with the
-current compiler and stores each register history entry as an ``Extraction``; a run
-is identified by corpus, schema name, schema digest and compiler version, so asking
-again for the same run reuses it.
+file, so importing it again adds nothing. Compiling what was stored is
+``labelling.compiling``'s work.
 
 Example:
     >>> family_of("AnalogJ__lexicon-336#3"), family_of("task12-trial3"), family_of("line4")
@@ -30,25 +26,8 @@ from itertools import islice
 
 from django.db import IntegrityError, transaction
 
-import compiler
-from compiler import (
-    Kind,
-    Message,
-    TranscriptError,
-    formats_many,
-    load_schema,
-    message_from_dict,
-    message_to_dict,
-    run,
-)
-from labelling.models import (
-    CompileRun,
-    Corpus,
-    CorpusFormat,
-    Extraction,
-    Retirement,
-    Transcript,
-)
+from compiler import TranscriptError, formats_many, message_to_dict
+from labelling.models import Corpus, CorpusFormat, Transcript
 from labelling.verdicts import durable_commit
 
 # A reader warning that means part of the file was thrown away, not merely tidied:
@@ -56,8 +35,6 @@ from labelling.verdicts import durable_commit
 _LOSSY = ("not valid JSON",)
 _TAU_ID = re.compile(r"^(task[^-]+)-trial\d+$")
 INSERT_BATCH = 10  # transcripts a bulk insert takes: a progress step of a 100-transcript file
-QUOTE_CHARS = 700  # of the registering turn, centred on the value
-NEIGHBOUR_CHARS = 300  # of each neighbouring turn, the end nearest the registering turn
 SHOWN_REASONS = 50  # a refusal lists this many reasons, then how many more there are
 
 
@@ -282,166 +259,3 @@ def _transcript(corpus: Corpus, position: int, ident: str, parsed) -> Transcript
         record=parsed.record,
         warnings=[{"line": w.line, "message": w.message} for w in parsed.warnings],
     )
-
-
-def messages_of(transcript: Transcript) -> tuple[Message, ...]:
-    """The transcript's messages, as the compiler read them at import."""
-    return tuple(message_from_dict(item) for item in transcript.messages)
-
-
-def compile_transcript(transcript: Transcript, schema) -> list[Extraction]:
-    """Unsaved ``Extraction`` rows: every register history entry of one transcript."""
-    compilation = run(messages_of(transcript), schema=schema)
-    originals, kinds = compilation.original, compilation.kinds
-    return [
-        Extraction(
-            transcript=transcript,
-            slot=entry.slot,
-            value=entry.value,
-            turn=entry.turn,
-            provenance=str(entry.provenance),
-            role=originals[entry.turn].role,
-            kind=str(kinds[entry.turn]),
-            quote=quote(originals, entry.turn, entry.value),
-            superseded_by=entry.superseded_by,
-            revoked_at=entry.revoked_at,
-        )
-        for entry in _unique_entries(compilation.register.history)
-    ]
-
-
-def compile_retirements(transcript: Transcript, schema) -> list[Retirement]:
-    """Unsaved ``Retirement`` rows: every turn a ``compact`` compile of one transcript
-    retires, with the turns that superseded it."""
-    compilation = run(messages_of(transcript), schema=schema, mode="compact")
-    originals = compilation.original
-    return [
-        Retirement(
-            transcript=transcript,
-            turn=retired.turn,
-            role=originals[retired.turn].role,
-            superseded_by=dict(retired.superseded),
-            reason=retired.reason,
-            quote=retirement_quote(originals, retired.turn, [by for _, by in retired.superseded]),
-        )
-        for retired in compilation.retired
-    ]
-
-
-def retirement_quote(messages: tuple[Message, ...], turn: int, by: list[int]) -> list[dict]:
-    """The retired turn with the turn before it, and each superseding turn, whole.
-
-    Example:
-        >>> ms = (Message("user", "to 1 Elm"), Message("assistant", "ok"),
-        ...       Message("user", "no, 9 Oak"), Message("assistant", "done"))
-        >>> [(q["turn"], q["retired"], q["superseding"]) for q in retirement_quote(ms, 0, [2])]
-        [(0, True, False), (2, False, True)]
-    """
-    shown = sorted({max(0, turn - 1), turn, *by})
-    return [
-        {
-            "turn": index,
-            "role": messages[index].role,
-            "text": turn_text(messages[index]),
-            "retired": index == turn,
-            "superseding": index in by,
-        }
-        for index in shown
-    ]
-
-
-def _unique_entries(history):
-    seen = set()
-    for entry in history:
-        key = (entry.slot, entry.turn, entry.value)
-        if key not in seen:
-            seen.add(key)
-            yield entry
-
-
-def reproduced_keys(transcript: Transcript, schema) -> set[tuple[str, int, str]]:
-    """``(slot, turn, value)`` of every entry the current compiler registers."""
-    compilation = run(messages_of(transcript), schema=schema)
-    return {(e.slot, e.turn, e.value) for e in compilation.register.history}
-
-
-def compile_corpus(
-    corpus: Corpus,
-    schema_name: str,
-    *,
-    progress: Callable[[Iterable], Iterable] = iter,
-) -> CompileRun:
-    """The run of ``corpus`` under ``schema_name`` and the current compiler, made once."""
-    schema = load_schema(schema_name)
-    identity = {
-        "corpus": corpus,
-        "schema_name": schema_name,
-        "schema_digest": schema.digest,
-        "compiler_version": compiler.__version__,
-    }
-    existing = CompileRun.objects.filter(**identity).first()
-    if existing is not None:
-        return existing
-    try:
-        with transaction.atomic():
-            compile_run = CompileRun.objects.create(**identity)
-            for transcript in progress(corpus.transcripts.order_by("position")):
-                rows = compile_transcript(transcript, schema)
-                for row in rows:
-                    row.run = compile_run
-                Extraction.objects.bulk_create(rows)
-                retirements = compile_retirements(transcript, schema)
-                for retirement in retirements:
-                    retirement.run = compile_run
-                Retirement.objects.bulk_create(retirements)
-    except IntegrityError:  # compiled concurrently by another request
-        return CompileRun.objects.get(**identity)
-    return compile_run
-
-
-def turn_text(message: Message | dict) -> str:
-    """What a reviewer reads of a turn: its text, then any tool calls it made."""
-    if isinstance(message, dict):
-        message = message_from_dict(message)
-    calls = [f"→ {call.name}({call.arguments})" for call in message.tool_calls]
-    return "\n".join(part for part in (message.text, *calls) if part)
-
-
-def quote(messages: tuple[Message, ...], turn: int, value: str) -> list[dict]:
-    """The registering turn (centred on the value) and its two neighbours.
-
-    Example:
-        >>> ms = (Message("user", "hi"), Message("assistant", "editing `a.py`"))
-        >>> [(q["turn"], q["role"], q["text"], q["registering"]) for q in quote(ms, 1, "a.py")]
-        [(0, 'user', 'hi', False), (1, 'assistant', 'editing `a.py`', True)]
-    """
-    out = []
-    for index in range(max(0, turn - 1), min(len(messages), turn + 2)):
-        text = turn_text(messages[index])
-        if index == turn:
-            text = _window(text, value, QUOTE_CHARS)
-        elif index < turn:
-            text = text if len(text) <= NEIGHBOUR_CHARS else "…" + text[-NEIGHBOUR_CHARS:]
-        else:
-            text = text if len(text) <= NEIGHBOUR_CHARS else text[:NEIGHBOUR_CHARS] + "…"
-        out.append(
-            {
-                "turn": index,
-                "role": messages[index].role,
-                "text": text,
-                "registering": index == turn,
-            }
-        )
-    return out
-
-
-def _window(text: str, value: str, size: int) -> str:
-    if len(text) <= size:
-        return text
-    at = text.casefold().find(value.casefold()) if value else -1
-    start = 0 if at < 0 else max(0, min(at - size // 2, len(text) - size))
-    piece = text[start : start + size]
-    return ("…" if start else "") + piece + ("…" if start + size < len(text) else "")
-
-
-KIND_MACHINE = str(Kind.MACHINE)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import compiler
 from compiler import SchemaError, load_schema
 from labelling.bench.stats import wilson
-from labelling.importing import reproduced_keys
+from labelling.compiling import reproduced_keys
 from labelling.models import Corpus, Label, VerdictChoice
 
 SMALL_N = 20

@@ -1,4 +1,10 @@
-"""The labelling pages. Each view: fetch, check access (``labelling.access``), act, render.
+"""The worksheet pages: making a worksheet, its summary, the row page reviewers judge on,
+a row's whole transcript, a reviewer's own verdicts, agreement, the disagreements and
+their adjudication, and a worksheet's export and merge into labels. Each view: fetch,
+check access (``labelling.access``), act, render.
+
+The first-run, home and corpus import pages are ``labelling.start_views``; the label
+file and precision pages are ``labelling.label_views``.
 
 Every page works without JavaScript (forms post and redirect); with htmx, the row page
 and the dispute cards swap in place. A view serves the page and, for an htmx request,
@@ -7,56 +13,20 @@ just its partial.
 
 from __future__ import annotations
 
-from pathlib import PurePath
-
-from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import login as sign_in
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.http import content_disposition_header
-from django.utils.module_loading import import_string
 from django.views.decorators.http import require_POST
 
 from labelling import access
-from labelling.accounts import FirstRunTaken, create_first_maintainer, is_local, no_account_yet
 from labelling.agreement import agreement
-from labelling.corrections import NothingToCorrect, StaleCorrection, correct_label
-from labelling.forms import (
-    AdjudicationForm,
-    CorpusImportForm,
-    FirstMaintainerForm,
-    LabelCorrectionForm,
-    LabelImportForm,
-    LabelSetForm,
-    VerdictForm,
-    WorksheetForm,
-)
-from labelling.importing import turn_text
-from labelling.labels import (
-    ExportRefused,
-    LabelImportRefused,
-    dumps,
-    export_labels,
-    export_worksheet,
-    filename,
-    import_labels,
-    merge_worksheet,
-    parse,
-)
-from labelling.models import (
-    Corpus,
-    Label,
-    MemberRole,
-    Verdict,
-    VerdictChoice,
-    Worksheet,
-    WorksheetKind,
-)
-from labelling.precision import precision_report
+from labelling.compiling import turn_text
+from labelling.forms import AdjudicationForm, VerdictForm, WorksheetForm
+from labelling.label_views import download
+from labelling.labels import ExportRefused, LabelImportRefused, export_worksheet, merge_worksheet
+from labelling.models import MemberRole, Verdict, VerdictChoice, WorksheetKind
 from labelling.verdicts import (
     NotDisputed,
     RowStatus,
@@ -69,57 +39,6 @@ from labelling.verdicts import (
 from labelling.worksheets import Sampling, build_retirement_worksheet, build_worksheet
 
 MAINTAINER = "maintainer"
-
-
-@login_required
-def home(request):
-    sheets = Worksheet.objects.filter(memberships__user=request.user).select_related("run__corpus")
-    maintainer = access.is_maintainer(request.user)
-    context = {
-        "memberships": request.user.memberships.select_related("worksheet__run__corpus"),
-        "all_worksheets": Worksheet.objects.exclude(pk__in=sheets) if maintainer else (),
-        "corpora": Corpus.objects.all() if maintainer else (),
-        "maintainer": maintainer,
-    }
-    return render(request, "labelling/home.html", context)
-
-
-def first_run(request):
-    """Create the first account, a maintainer, while none exists (from this machine only)."""
-    if not is_local(request):
-        raise PermissionDenied("The first account can only be made on the site's own machine.")
-    form = FirstMaintainerForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():  # the account is checked for again below
-        try:
-            user = create_first_maintainer(
-                form.cleaned_data["username"], form.cleaned_data["password1"]
-            )
-        except FirstRunTaken as taken:
-            return render(request, "labelling/first_run.html", {"taken": taken}, status=409)
-        sign_in(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        messages.success(request, f"Welcome, {user.get_username()}: you are the maintainer.")
-        return redirect("labelling:home")
-    if request.method != "POST" and not no_account_yet():
-        return redirect("login")
-    status = 422 if form.errors else 200
-    return render(request, "labelling/first_run.html", {"form": form}, status=status)
-
-
-@login_required
-def corpus_import(request):
-    access.require_perm(request.user, access.IMPORT_CORPUS)
-    form = CorpusImportForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
-        upload = form.cleaned_data["upload"]
-        job = import_string(settings.CONTEXTGC_IMPORT_QUEUE)(
-            upload,
-            name=form.cleaned_data["name"] or PurePath(upload.name).name,
-            provenance=form.cleaned_data["provenance"],
-            user=request.user,
-        )
-        return redirect(job)
-    status = 422 if form.errors else 200
-    return render(request, "labelling/corpus_import.html", {"form": form}, status=status)
 
 
 @login_required
@@ -372,15 +291,7 @@ def export(request, pk):
     except ExportRefused as refused:
         context = {"worksheet": sheet, "reasons": refused.reasons}
         return render(request, "labelling/export_refused.html", context, status=409)
-    return _download(document)
-
-
-def _download(document: dict) -> HttpResponse:
-    response = HttpResponse(dumps(document), content_type="application/json; charset=utf-8")
-    # quoted and encoded by Django, whatever the corpus is called (a quote, a newline, é)
-    response["Content-Disposition"] = content_disposition_header(True, filename(document))
-    response["Cache-Control"] = "no-store"
-    return response
+    return download(document)
 
 
 @require_POST
@@ -396,114 +307,3 @@ def merge(request, pk):
         request, f"Merged: {summary.created} new labels, {summary.unchanged} unchanged."
     )
     return redirect("labelling:worksheet", pk=sheet.pk)
-
-
-@login_required
-def labels_import(request):
-    access.require_perm(request.user, access.IMPORT_LABELS)
-    form = LabelImportForm(request.POST or None, request.FILES or None)
-    refused = None
-    if request.method == "POST" and form.is_valid():
-        try:
-            document = parse(form.cleaned_data["upload"].read())
-            summary = import_labels(document)
-        except LabelImportRefused as error:
-            refused = error.reasons
-        else:
-            messages.success(
-                request, f"Imported {summary.created} labels ({summary.unchanged} already stored)."
-            )
-            return redirect(f"{reverse('labelling:precision')}?{_label_set_query(document)}")
-    status = 422 if refused or form.errors else 200
-    return render(
-        request, "labelling/labels_import.html", {"form": form, "refused": refused}, status=status
-    )
-
-
-def _label_set_query(document: dict) -> str:
-    corpus = Corpus.objects.get(name=document["corpus"])
-    return f"corpus={corpus.pk}&schema={document['schema']}"
-
-
-@login_required
-def labels_export(request):
-    access.require_perm(request.user, access.READ_LABELS)
-    form = LabelSetForm(request.GET)
-    if not form.is_valid():
-        return render(
-            request, "labelling/precision.html", {"form": form, "report": None}, status=422
-        )
-    data = form.cleaned_data
-    kind = data["kind"] or WorksheetKind.EXTRACTION
-    return _download(export_labels(data["corpus"], data["schema"], kind))
-
-
-@login_required
-def precision(request):
-    access.require_perm(request.user, access.READ_LABELS)
-    form = LabelSetForm(request.GET or None)
-    report = None
-    if form.is_valid():
-        report = precision_report(form.cleaned_data["corpus"], form.cleaned_data["schema"])
-    sets = (
-        Label.objects.values("transcript__corpus__id", "transcript__corpus__name", "schema_name")
-        .distinct()
-        .order_by("transcript__corpus__name", "schema_name")
-    )
-    return render(
-        request, "labelling/precision.html", {"form": form, "report": report, "sets": sets}
-    )
-
-
-@login_required
-def labels_list(request):
-    """The stored labels of one corpus and schema, each with a way to correct it."""
-    access.require_perm(request.user, access.MAINTAIN)
-    form = LabelSetForm(request.GET)
-    if not form.is_valid():
-        return render(request, "labelling/labels.html", {"form": form}, status=422)
-    labels = Label.objects.filter(
-        transcript__corpus=form.cleaned_data["corpus"], schema_name=form.cleaned_data["schema"]
-    ).select_related("transcript")
-    context = {"form": form, "labels": labels, **form.cleaned_data}
-    return render(request, "labelling/labels.html", context)
-
-
-@login_required
-def label_correct(request, pk):
-    access.require_perm(request.user, access.MAINTAIN)
-    label = get_object_or_404(Label.objects.select_related("transcript__corpus"), pk=pk)
-    form = LabelCorrectionForm(request.POST or None, initial={"version": label.version})
-    refusal, status = None, 200
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            correct_label(
-                label.pk,
-                request.user,
-                data["verdict"],
-                data["reason"],
-                expected_version=data["version"],
-            )
-        except StaleCorrection as stale:
-            label, refusal, status = stale.current, str(stale), 409
-            form = LabelCorrectionForm(initial={"version": label.version, **_kept(data)})
-        except NothingToCorrect as nothing:
-            refusal, status = str(nothing), 422
-        else:
-            messages.success(request, f"Corrected to {data['verdict']}.")
-            return redirect("labelling:label-correct", pk=label.pk)
-    elif form.errors:
-        status = 422
-    context = {
-        "label": label,
-        "form": form,
-        "refusal": refusal,
-        "corrections": label.corrections.select_related("corrected_by"),
-    }
-    return render(request, "labelling/label_correct.html", context, status=status)
-
-
-def _kept(data: dict) -> dict:
-    """What the maintainer typed, offered again after a refusal (the version is not)."""
-    return {"verdict": data["verdict"], "reason": data["reason"]}

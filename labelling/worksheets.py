@@ -25,7 +25,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from compiler import load_schema
-from labelling.importing import compile_corpus, compile_retirements, turn_text
+from labelling.compiling import compile_corpus, compile_retirements, turn_text
 from labelling.models import (
     CompileRun,
     Corpus,

@@ -10,7 +10,9 @@ import pytest
 
 MODULES = [
     "labelling.agreement",
+    "labelling.compiling",
     "labelling.importing",
+    "labelling.models.choices",
     "labelling.precision",
     "labelling.worksheets",
 ]

@@ -11,7 +11,8 @@ from django.core.management.base import CommandError
 
 from compiler import load_schema, run
 from compiler.read.formats import formats_many
-from labelling.importing import ImportRefused, compile_corpus, import_corpus, messages_of
+from labelling.compiling import compile_corpus, messages_of
+from labelling.importing import ImportRefused, import_corpus
 from labelling.models import CompileRun, Corpus, Extraction, Transcript
 from tests.personas import AIRLINE, FIXTURES, NEBIUS
 

@@ -8,7 +8,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from labelling.importing import compile_corpus
+from labelling.compiling import compile_corpus
 from labelling.labels import FORMAT, import_labels
 from labelling.precision import precision_report, wilson
 

@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from compiler import load_schema, run
-from labelling.importing import messages_of
+from labelling.compiling import messages_of
 from labelling.labels import ExportRefused, export_labels, export_worksheet, import_labels
 from labelling.measurement.measure_render import retirement_lines, retirement_rows
 from labelling.models import RetirementLabel, Verdict, WorksheetKind

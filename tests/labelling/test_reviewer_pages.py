@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from labelling.importing import turn_text
+from labelling.compiling import turn_text
 from labelling.verdicts import record_verdict
 
 pytestmark = pytest.mark.django_db

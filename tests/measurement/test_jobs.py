@@ -215,7 +215,7 @@ def test_the_measure_command_queues_a_stored_corpus_for_the_workers(airline, cap
 
 def test_stored_labels_support_a_precision_figure_in_the_jobs_report(airline):
     from compiler import __version__, load_schema
-    from labelling.importing import compile_transcript
+    from labelling.compiling import compile_transcript
     from labelling.models import Label
 
     schema = load_schema("travel")

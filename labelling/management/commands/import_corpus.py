@@ -6,7 +6,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from labelling.importing import ImportRefused, compile_corpus, import_corpus
+from labelling.compiling import compile_corpus
+from labelling.importing import ImportRefused, import_corpus
 
 
 class Command(BaseCommand):
