@@ -57,7 +57,7 @@ def retirement_rows(p: dict) -> list[dict]:
         ...      "wilson95": [0.0945, 0.9055], "warnings": []}
         >>> row = retirement_rows({"figures": [f]})[0]
         >>> row["row_precision"], row["unit_precision"], row["wilson95"]
-        ('75.0%', '50.0%', '9.4%–90.6%')
+        ('75.0%', '50.0%', '9.4%–90.5%')
     """
     return [
         {
@@ -101,7 +101,7 @@ def loop_bill_lines(bill: dict) -> list[str]:
         ...     "counter": "chars/4", "models": ["none"], "strategies": [raw]})))
         LOOP BILL  replayed call by call; N=1 transcripts, 2 calls; tokens by chars/4
         strategy  tokens  billed none  identifiers kept
-        raw       1.00    1.00         -
+        raw         1.00         1.00                 -
     """
     head = ["strategy", "tokens", *(f"billed {m}" for m in bill["models"]), "identifiers kept"]
     rows = [head]

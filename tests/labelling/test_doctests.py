@@ -8,14 +8,16 @@ import importlib
 
 import pytest
 
-MODULES = [
-    "labelling.agreement",
-    "labelling.compiling",
-    "labelling.importing",
-    "labelling.models.choices",
-    "labelling.precision",
-    "labelling.worksheets",
-]
+from tests.doctest_modules import modules_with_examples
+
+MODULES = modules_with_examples(
+    "labelling",
+    leave_out=("labelling.bench.", "labelling.measurement.", "labelling.migrations."),
+)
+
+
+def test_the_walk_finds_the_modules_with_examples():
+    assert {"labelling.precision", "labelling.worksheets"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)
