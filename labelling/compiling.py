@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from django.db import IntegrityError, transaction
 
 import compiler
-from compiler import Kind, Message, load_schema, message_from_dict, run
+from compiler import Message, load_schema, message_from_dict, run
 from labelling.models import CompileRun, Corpus, Extraction, Retirement, Transcript
 
 QUOTE_CHARS = 700  # of the registering turn, centred on the value
@@ -184,6 +184,3 @@ def _window(text: str, value: str, size: int) -> str:
     start = 0 if at < 0 else max(0, min(at - size // 2, len(text) - size))
     piece = text[start : start + size]
     return ("…" if start else "") + piece + ("…" if start + size < len(text) else "")
-
-
-KIND_MACHINE = str(Kind.MACHINE)

@@ -1,4 +1,4 @@
-"""The choices the labelling models store, each a ``TextChoices``, and ``_in``, the
+"""The choices the labelling models store, each a ``TextChoices``, and ``among``, the
 check constraint that keeps a column to its choices in the database too.
 
 ``WorksheetKind`` knows the verdicts a row of its kind takes; the first is the one the
@@ -77,5 +77,5 @@ class MemberRole(models.TextChoices):
     ADJUDICATOR = "adjudicator"
 
 
-def _in(field: str, choices: type[models.TextChoices]) -> Q:
+def among(field: str, choices: type[models.TextChoices]) -> Q:
     return Q(**{f"{field}__in": choices.values})

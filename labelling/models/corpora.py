@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from labelling.models.choices import CorpusFormat, Provenance, Role, TurnKind, _in
+from labelling.models.choices import CorpusFormat, Provenance, Role, TurnKind, among
 
 
 class Corpus(models.Model):
@@ -36,7 +36,7 @@ class Corpus(models.Model):
         ordering = ("name",)
         verbose_name_plural = "corpora"
         constraints = (
-            models.CheckConstraint(condition=_in("format", CorpusFormat), name="corpus_format"),
+            models.CheckConstraint(condition=among("format", CorpusFormat), name="corpus_format"),
             models.CheckConstraint(condition=~Q(name=""), name="corpus_name_not_empty"),
         )
 
@@ -66,7 +66,9 @@ class Transcript(models.Model):
         constraints = (
             models.UniqueConstraint(fields=("corpus", "external_id"), name="transcript_unique_id"),
             models.UniqueConstraint(fields=("corpus", "position"), name="transcript_unique_pos"),
-            models.CheckConstraint(condition=_in("format", CorpusFormat), name="transcript_format"),
+            models.CheckConstraint(
+                condition=among("format", CorpusFormat), name="transcript_format"
+            ),
         )
 
     def __str__(self) -> str:
@@ -118,9 +120,9 @@ class Extraction(models.Model):
             models.UniqueConstraint(
                 fields=("run", "transcript", "slot", "turn", "value"), name="extraction_unique"
             ),
-            models.CheckConstraint(condition=_in("provenance", Provenance), name="extr_prov"),
-            models.CheckConstraint(condition=_in("role", Role), name="extraction_role"),
-            models.CheckConstraint(condition=_in("kind", TurnKind), name="extraction_kind"),
+            models.CheckConstraint(condition=among("provenance", Provenance), name="extr_prov"),
+            models.CheckConstraint(condition=among("role", Role), name="extraction_role"),
+            models.CheckConstraint(condition=among("kind", TurnKind), name="extraction_kind"),
         )
         indexes = (models.Index(fields=("run", "slot")),)
 
@@ -151,7 +153,7 @@ class Retirement(models.Model):
         ordering = ("run", "transcript__position", "turn")
         constraints = (
             models.UniqueConstraint(fields=("run", "transcript", "turn"), name="retirement_unique"),
-            models.CheckConstraint(condition=_in("role", Role), name="retirement_role"),
+            models.CheckConstraint(condition=among("role", Role), name="retirement_role"),
         )
 
     def __str__(self) -> str:

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from labelling.models.choices import Provenance, Role, VerdictChoice, WorksheetKind, _in
+from labelling.models.choices import Provenance, Role, VerdictChoice, WorksheetKind, among
 from labelling.models.corpora import Extraction, Transcript
 from labelling.models.worksheets import Worksheet
 
@@ -59,9 +59,9 @@ class Label(models.Model):
                 fields=("transcript", "schema_name", "slot", "turn", "value"),
                 name="label_unique_extraction",
             ),
-            models.CheckConstraint(condition=_in("verdict", VerdictChoice), name="label_verdict"),
-            models.CheckConstraint(condition=_in("provenance", Provenance), name="label_prov"),
-            models.CheckConstraint(condition=_in("role", Role), name="label_role"),
+            models.CheckConstraint(condition=among("verdict", VerdictChoice), name="label_verdict"),
+            models.CheckConstraint(condition=among("provenance", Provenance), name="label_prov"),
+            models.CheckConstraint(condition=among("role", Role), name="label_role"),
             models.CheckConstraint(
                 condition=~Q(quote=[]) & Q(quote__isnull=False), name="label_has_quote"
             ),
@@ -109,7 +109,7 @@ class RetirementLabel(models.Model):
                 condition=Q(verdict__in=WorksheetKind.RETIREMENT.verdicts),
                 name="retirement_label_verdict",
             ),
-            models.CheckConstraint(condition=_in("role", Role), name="retirement_label_role"),
+            models.CheckConstraint(condition=among("role", Role), name="retirement_label_role"),
             models.CheckConstraint(
                 condition=~Q(quote=[]) & Q(quote__isnull=False), name="retirement_label_quote"
             ),
@@ -139,7 +139,7 @@ class LabelCorrection(models.Model):
         constraints = (
             models.UniqueConstraint(fields=("label", "version"), name="correction_one_per_version"),
             models.CheckConstraint(
-                condition=_in("old_verdict", VerdictChoice) & _in("new_verdict", VerdictChoice),
+                condition=among("old_verdict", VerdictChoice) & among("new_verdict", VerdictChoice),
                 name="correction_verdicts",
             ),
             models.CheckConstraint(

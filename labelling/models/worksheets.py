@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from labelling.models.choices import MemberRole, VerdictChoice, WorksheetKind, _in
+from labelling.models.choices import MemberRole, VerdictChoice, WorksheetKind, among
 from labelling.models.corpora import CompileRun, Corpus, Extraction, Retirement
 
 
@@ -50,7 +50,7 @@ class Worksheet(models.Model):
         constraints = (
             models.CheckConstraint(condition=Q(per_slot_budget__gte=1), name="worksheet_budget"),
             models.CheckConstraint(condition=Q(reviews_per_row__gte=1), name="worksheet_reviews"),
-            models.CheckConstraint(condition=_in("kind", WorksheetKind), name="worksheet_kind"),
+            models.CheckConstraint(condition=among("kind", WorksheetKind), name="worksheet_kind"),
         )
 
     def __str__(self) -> str:
@@ -85,7 +85,7 @@ class Membership(models.Model):
         ordering = ("worksheet", "role", "user__username")
         constraints = (
             models.UniqueConstraint(fields=("worksheet", "user"), name="membership_unique"),
-            models.CheckConstraint(condition=_in("role", MemberRole), name="membership_role"),
+            models.CheckConstraint(condition=among("role", MemberRole), name="membership_role"),
         )
 
     def __str__(self) -> str:
@@ -152,7 +152,9 @@ class Verdict(models.Model):
         ordering = ("row", "reviewer__username")
         constraints = (
             models.UniqueConstraint(fields=("row", "reviewer"), name="verdict_one_per_reviewer"),
-            models.CheckConstraint(condition=_in("verdict", VerdictChoice), name="verdict_choice"),
+            models.CheckConstraint(
+                condition=among("verdict", VerdictChoice), name="verdict_choice"
+            ),
             models.CheckConstraint(condition=Q(version__gte=1), name="verdict_version"),
         )
 
@@ -174,7 +176,7 @@ class Adjudication(models.Model):
 
     class Meta:
         constraints = (
-            models.CheckConstraint(condition=_in("verdict", VerdictChoice), name="adj_choice"),
+            models.CheckConstraint(condition=among("verdict", VerdictChoice), name="adj_choice"),
             models.CheckConstraint(condition=~Q(reason=""), name="adjudication_has_reason"),
         )
 
