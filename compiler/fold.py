@@ -309,7 +309,8 @@ def plan_payloads(fold: Fold, made: Made) -> None:
     if fold.options.mode == "compact":
         made.compacted = plan.compacted(made.gone, made.number)
     else:
-        made.compacted = fold.checkpoints.cut(fold, made, plan.first_sight(made.number))
+        cuts = fold.checkpoints.cached_rate is not None  # (else nothing is ever cut)
+        made.compacted = fold.checkpoints.cut(fold, made, plan.first_sight(made.number, cuts))
     if not made.remember:  # what a later compile would reuse, let go before the layout
         fold.memo.forget_payloads()
     if not fold.resumable:  # (read by the plan, and by the read key of a message to come)

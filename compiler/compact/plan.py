@@ -17,7 +17,7 @@ from compiler.compact.lossless import encoded
 from compiler.compact.plan_repeats import NO_STATUS, RepeatCut
 from compiler.compact.repeats import Repeat, drop_repeated_status
 from compiler.compact.stale import elide, elide_record, fresh_payloads, replaced_reads
-from compiler.compact.view_repeats import point_to_views, recent_views
+from compiler.compact.view_repeats import point_to_views, pointable_views
 from compiler.frozen import build
 from compiler.memo import Memo
 from compiler.read import Message, with_content
@@ -110,15 +110,16 @@ class PayloadPlan:
             for call in message.tool_calls:
                 decoded.pop(call.arguments, None)
 
-    def first_sight(self, number=None) -> dict[int, Compacted]:
+    def first_sight(self, number=None, cuts: bool = False) -> dict[int, Compacted]:
         """``cache_friendly``: each payload as it is first shown, decided from it and the
         history before it alone, so the same in every compile from the first that sees
         it and no cached prefix is rewritten: JSON re-encoded losslessly where that is
         shorter (``compact.lossless``), else SWE-agent status lines that repeat the ones
         stated above left out (``repeats.drop_repeated_status``, as ``compact`` does),
-        and a file view's lines that a recent view shows verbatim written as a pointer to
-        it (``view_repeats``). ``pointed``: each view pointed at, and the first payload
-        that points at it; a checkpoint never cuts it after that."""
+        and a file view's lines that an earlier view shows verbatim written as a pointer
+        to it (``view_repeats``): any earlier view, or where checkpoints may cut (``cuts``)
+        a recent one. ``pointed``: each view pointed at, and the first payload that points
+        at it; a checkpoint never cuts it after that."""
         if not self.keep:  # (a lossless re-encoding decodes as it goes: no memo)
             self.memo.decoded.clear()
         done = {}
@@ -132,7 +133,7 @@ class PayloadPlan:
                 recent = []
                 if FILE_VIEW_HEADER in (self.clean[index].content or ""):
                     shown = self._first_text(done)
-                    recent = recent_views(views, calls, shown, number)
+                    recent = pointable_views(views, calls, shown, number, cuts)
                 known = self._seen_first(index, kind, open_file, directory, recent)
                 self.memo.encoded[index] = known
             if known is not None:

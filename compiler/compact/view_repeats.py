@@ -1,11 +1,16 @@
 """Lines of a SWE-agent file view that an earlier view shows verbatim, as a pointer.
 
 An editor window (``[File: path (N lines total)]`` and numbered lines) often shows again
-lines an earlier window of the same file showed: the agent scrolls back, or an edit
-shows the window around it. A run of lines whose numbers and text an earlier view shows
-verbatim is written as one pointer to that turn, as ``compact`` mode points at a JSON
-value shown before (``repeats.write_pointers``); changed and new lines stay, and so does
-every line that carries a safety signal.
+lines an earlier window of the same file showed: the agent scrolls back, an edit shows
+the window around it, or a failed edit shows how the window would have looked and how
+it looks. A run of lines whose numbers and text an earlier view shows verbatim is
+written as one pointer to that turn, as ``compact`` mode points at a JSON value shown
+before (``repeats.write_pointers``); changed and new lines stay, the cursor marks some
+windows carry stay where they are, and so does every line that carries a safety signal.
+
+A view pointed at must still be in front of the model: with no checkpoint (no
+``cached_rate``) nothing is ever cut, so any earlier view may be; with checkpoints only
+a view none can have cut (``pointable_views``).
 """
 
 from __future__ import annotations
@@ -21,76 +26,102 @@ from compiler.compact.safety import has_safety_signal
 VIEW_RUN = 3
 _NUMBERED = re.compile(r"(\d{1,9}):")
 _MORE_ABOVE = re.compile(r"\(\d+ more lines? above\)")
+# lines a window's body may hold besides numbered ones: the cursor marks of SWE-agent's
+# cursor editor, and a pointer written here at first sight
+_IN_WINDOW = re.compile(r"<<<<< (?:START|END) CURSOR >>>>>|\[lines \d+-\d+ same as turn \d+\]")
 
-# one earlier view: its index, its turn as the caller counts it, its file, its lines by number
+# one earlier view: its index, its turn as the caller counts it, its file, and the lines
+# it shows verbatim, by number
 Earlier = tuple[int, int, str, dict[int, str]]
+# one editor window of a text: its file, and where its body starts and ends among the lines
+Window = tuple[str, int, int]
 
 
-def view_block(text: str) -> tuple[str, list[str], int, int] | None:
-    """The file one editor window shows, the text's lines, and where its numbered lines
-    start and end among them; None for no view, several, or the preview of an edit that
-    was not applied (it shows no file).
+def view_windows(text: str) -> tuple[list[str], list[Window]]:
+    """The text's lines and each editor window they show: its file and the span of its
+    body (numbered lines, with any cursor marks and pointers among them).
 
     Example:
         >>> text = "[File: /a.py (9 lines total)]\\n(2 more lines above)\\n3:x\\n4:y\\nok"
-        >>> path, lines, start, end = view_block(text)
-        >>> path, lines[start:end]
-        ('/a.py', ['3:x', '4:y'])
+        >>> lines, windows = view_windows(text)
+        >>> windows, lines[2:4]
+        ([('/a.py', 2, 4)], ['3:x', '4:y'])
     """
-    headers = FILE_VIEW.findall(text)
-    if len(headers) != 1 or NOT_APPLIED in text:
-        return None
     lines = text.split("\n")
-    at = next(i for i, line in enumerate(lines) if FILE_VIEW.match(line)) + 1
-    if at < len(lines) and _MORE_ABOVE.fullmatch(lines[at].strip()):
-        at += 1
-    end = at
-    while end < len(lines) and _NUMBERED.match(lines[end]):
-        end += 1
-    return (headers[0], lines, at, end) if end > at else None
+    windows = []
+    if "[File: " not in text:
+        return lines, windows
+    for at, line in enumerate(lines):
+        header = FILE_VIEW.match(line) if line.startswith("[File: ") else None
+        if header is None:
+            continue
+        start = at + 1
+        if start < len(lines) and _MORE_ABOVE.fullmatch(lines[start].strip()):
+            start += 1
+        end = start
+        while end < len(lines) and (
+            _NUMBERED.match(lines[end]) or _IN_WINDOW.fullmatch(lines[end].strip())
+        ):
+            end += 1
+        if any(_NUMBERED.match(line) for line in lines[start:end]):
+            windows.append((header.group(1), start, end))
+    return lines, windows
 
 
 def view_lines(text: str) -> tuple[str, dict[int, str]] | None:
-    """The file a view shows and its numbered lines by number, as written.
+    """The file a view shows and the numbered lines it shows verbatim, by number; None
+    for no view, several, or the preview of an edit that was not applied (its windows
+    show a file that was never so, and the file as it is, under the same numbers).
 
     Example:
-        >>> view_lines("[File: /a.py (9 lines total)]\\n3:x\\n4:y")
+        >>> view_lines("[File: /a.py (9 lines total)]\\n3:x\\n<<<<< START CURSOR >>>>>\\n4:y")
         ('/a.py', {3: '3:x', 4: '4:y'})
+        >>> view_lines("[File: /a.py (9 lines total)]\\n[lines 1-3 same as turn 2]\\n4:y")
+        ('/a.py', {4: '4:y'})
     """
-    block = view_block(text)
-    if block is None:
+    if NOT_APPLIED in text:
         return None
-    path, lines, start, end = block
-    return path, {int(_NUMBERED.match(line).group(1)): line for line in lines[start:end]}
+    lines, windows = view_windows(text)
+    if len(windows) != 1 or len(FILE_VIEW.findall(text)) != 1:
+        return None
+    path, start, end = windows[0]
+    numbered = (_NUMBERED.match(line) for line in lines[start:end])
+    return path, {int(m.group(1)): m.string for m in numbered if m is not None}
 
 
-def recent_views(views: list[int], calls: list[int], shown, number=None) -> list[Earlier]:
-    """The file views (``views``, payload indices in order) a payload may point at: those
-    no checkpoint can have cut before it, so none ever does (``checkpoints``: a
-    checkpoint's candidates precede the ``RECENT_CALLS``-th call point before it, the
-    history's end being one). ``calls``: the call points so far; ``shown``: a payload's
-    text as first shown, by index; ``number``: the turn as the caller counts it.
+def pointable_views(
+    views: list[int], calls: list[int], shown, number=None, cuts: bool = True
+) -> list[Earlier]:
+    """The file views (``views``, payload indices in order) a payload may point at: every
+    one where no checkpoint ever cuts (``cuts`` false), else those no checkpoint can have
+    cut before it, so none ever does (``checkpoints``: a checkpoint's candidates precede
+    the ``RECENT_CALLS``-th call point before it, the history's end being one).
+    ``calls``: the call points so far; ``shown``: a payload's text as first shown, by
+    index; ``number``: the turn as the caller counts it.
 
     Example:
         >>> text = {2: "[File: /a.py (9 lines total)]\\n1:x"}
         >>> text[8] = "[File: /b.py (2 lines total)]\\n1:y"
-        >>> recent_views([2, 8], [1, 3, 5, 7], text.get)  # a call point at 3 can cut 2
+        >>> pointable_views([2, 8], [1, 3, 5, 7], text.get)  # a call point at 3 can cut 2
         [(8, 8, '/b.py', {1: '1:y'})]
+        >>> [view[0] for view in pointable_views([2, 8], [1, 3, 5, 7], text.get, cuts=False)]
+        [2, 8]
     """
-    bound = calls[-RECENT_CALLS] if len(calls) >= RECENT_CALLS else 0
-    recent = []
+    bound = calls[-RECENT_CALLS] if cuts and len(calls) >= RECENT_CALLS else 0
+    found = []
     for index in views[bisect_left(views, bound) :]:
         lines = view_lines(shown(index))
         if lines is not None:
-            recent.append((index, index if number is None else number(index), *lines))
-    return recent
+            found.append((index, index if number is None else number(index), *lines))
+    return found
 
 
 def point_to_views(text: str, earlier: list[Earlier]) -> tuple[str, frozenset[int]] | None:
-    """``text`` with each run of ``VIEW_RUN`` or more numbered lines that a view of
-    ``earlier`` (latest first wins) shows verbatim, same file and numbers, written as
+    """``text`` with each run of ``VIEW_RUN`` or more numbered lines of a window that a
+    view of ``earlier`` shows verbatim, same file and numbers, written as
     ``[lines A-B same as turn N]``; and the indices of the views pointed at. None when
-    nothing is written so.
+    nothing is written so. A run keeps to one view while it shows the next line too,
+    else takes the latest that does.
 
     Example:
         >>> old = "[File: /a.py (9 lines total)]\\n1:a\\n2:b\\n3:c\\n4:d"
@@ -98,34 +129,48 @@ def point_to_views(text: str, earlier: list[Earlier]) -> tuple[str, frozenset[in
         >>> point_to_views(new, [(5, 6, *view_lines(old))])
         ('[File: /a.py (9 lines total)]\\n[lines 1-3 same as turn 6]\\n4:D\\nok', frozenset({5}))
     """
-    block = view_block(text)
-    if block is None:
-        return None
-    path, lines, start, end = block
-    views = [view for view in reversed(earlier) if view[2] == path]
-    if not views:
-        return None
-    sources = []  # per numbered line: the earlier view showing it verbatim, else None
-    for line in lines[start:end]:
-        number = int(_NUMBERED.match(line).group(1))
-        found = None
-        if not has_safety_signal(line):
-            found = next((view for view in views if view[3].get(number) == line), None)
-        sources.append(found)
-    written, used, at = lines[:start], set(), start
-    while at < end:
-        view = sources[at - start]
-        run = at + 1
-        while run < end and view is not None and sources[run - start] is view:
-            run += 1
-        if view is not None and run - at >= VIEW_RUN:
-            first = int(_NUMBERED.match(lines[at]).group(1))
-            last = int(_NUMBERED.match(lines[run - 1]).group(1))
-            written.append(f"[lines {first}-{last} same as turn {view[1]}]")
-            used.add(view[0])
-        else:
-            written.extend(lines[at:run])
-        at = run
+    lines, windows = view_windows(text)
+    written, used, done = [], set(), 0
+    for path, start, end in windows:
+        views = [view for view in reversed(earlier) if view[2] == path]
+        if not views:
+            continue
+        written.extend(lines[done:start])
+        written.extend(_pointed(lines[start:end], views, used))
+        done = end
     if not used:
         return None
-    return "\n".join(written + lines[end:]), frozenset(used)
+    return "\n".join(written + lines[done:]), frozenset(used)
+
+
+def _pointed(body: list[str], views: list[Earlier], used: set) -> list[str]:
+    """A window's body with its runs that ``views`` (latest first) show verbatim as pointers."""
+    sources = []  # per line: the earlier view showing it verbatim, else None
+    numbers = []  # per line: its number, else None
+    current = None
+    for line in body:
+        match = _NUMBERED.match(line)
+        number = int(match.group(1)) if match is not None else None
+        if number is None or has_safety_signal(line):
+            current = None
+        elif current is None or current[3].get(number) != line:
+            current = next((view for view in views if view[3].get(number) == line), None)
+        sources.append(current)
+        numbers.append(number)
+    written, at = [], 0
+    while at < len(body):
+        view, run = sources[at], at + 1
+        while (
+            run < len(body)
+            and view is not None
+            and sources[run] is view
+            and numbers[run] == numbers[run - 1] + 1
+        ):
+            run += 1
+        if view is not None and run - at >= VIEW_RUN:
+            written.append(f"[lines {numbers[at]}-{numbers[run - 1]} same as turn {view[1]}]")
+            used.add(view[0])
+        else:
+            written.extend(body[at:run])
+        at = run
+    return written

@@ -1,6 +1,6 @@
-"""``cache_friendly``: a file view's lines that a recent view shows verbatim become a
-pointer to that turn when first seen, the same in every later compile, and the view
-pointed at is never cut by a checkpoint.
+"""``cache_friendly``: a file view's lines that an earlier view shows verbatim become a
+pointer to that turn when first seen, the same in every later compile; with checkpoints
+(a ``cached_rate``) only a recent view is pointed at, and it is never cut by one.
 """
 
 import re
@@ -72,7 +72,17 @@ def test_another_files_view_is_not_pointed_at():
 def test_a_view_a_checkpoint_could_have_cut_is_not_pointed_at():
     others = [_view(f"/repo/o{n}.py", 1, 5) for n in range(RECENT_CALLS)]
     history = _session(_view("/repo/a.py", 1, 20), *others, _view("/repo/a.py", 1, 20))
-    assert "same as turn" not in _texts(history)[-2]
+    assert "same as turn" not in _texts(history, cached_rate=0.5)[-2]
+
+
+def test_with_no_checkpoints_a_view_of_any_age_is_pointed_at():
+    others = [_view(f"/repo/o{n}.py", 1, 5) for n in range(RECENT_CALLS + 2)]
+    history = _session(_view("/repo/a.py", 1, 20), *others, _view("/repo/a.py", 1, 20))
+    texts = _texts(history)
+    assert texts[-2].startswith("[File: /repo/a.py (200 lines total)]\n(0 more lines above)")
+    assert "[lines 1-20 same as turn 2]" in texts[-2]
+    assert "1:    value_1" not in texts[-2]
+    assert "1:    value_1 = compute(1, scale=2)" in texts[2]  # what it points at stays
 
 
 def test_a_view_pointed_at_is_never_cut_by_a_checkpoint():
