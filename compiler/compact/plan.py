@@ -126,15 +126,16 @@ class PayloadPlan:
         self.pointed = {}
         open_file = directory = None
         calls: list[int] = []  # the messages a call came before (checkpoints' call points)
-        views: list[int] = []  # the payloads that show a file view
+        views: dict[int, str | None] = {}  # the payloads that show a file view: where
         for index, kind in enumerate(self.kinds):
+            here = self.stated[index][1] or directory  # the directory it was shown in
             known = self.memo.encoded.get(index, _UNREAD)
             if known is _UNREAD:
                 recent = []
                 if FILE_VIEW_HEADER in (self.clean[index].content or ""):
                     shown = self._first_text(done)
-                    recent = pointable_views(views, calls, shown, number, cuts)
-                known = self._seen_first(index, kind, open_file, directory, recent)
+                    recent = pointable_views(list(views), calls, shown, number, cuts, views.get)
+                known = self._seen_first(index, kind, open_file, directory, recent, here)
                 self.memo.encoded[index] = known
             if known is not None:
                 done[index] = known
@@ -143,7 +144,7 @@ class PayloadPlan:
             if index and self.clean[index].role == "assistant":
                 calls.append(index)
             elif kind is Kind.MACHINE and FILE_VIEW_HEADER in (self.clean[index].content or ""):
-                views.append(index)
+                views[index] = here
             stated = self.stated[index]
             open_file = stated[0] if stated[0] is not None else open_file
             directory = stated[1] if stated[1] is not None else directory
@@ -153,7 +154,7 @@ class PayloadPlan:
         """A payload's text as first shown, by index."""
         return lambda index: done[index].text if index in done else self.clean[index].content
 
-    def _seen_first(self, index, kind, open_file, directory, recent) -> Compacted | None:
+    def _seen_first(self, index, kind, open_file, directory, recent, here) -> Compacted | None:
         message = self.clean[index]
         if kind is not Kind.MACHINE or message.role == "assistant" or not message.content:
             return None
@@ -161,7 +162,7 @@ class PayloadPlan:
         found = encoded(text)
         if found is not None:
             return found
-        pointed = point_to_views(text, recent) if recent else None
+        pointed = point_to_views(text, recent, here) if recent else None
         shown, shape = (text, None) if pointed is None else (pointed[0], Repeat.LINES)
         if pointed is not None:
             self.memo.pointed[index] = pointed[1]

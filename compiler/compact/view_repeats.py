@@ -15,6 +15,7 @@ a view none can have cut (``pointable_views``).
 
 from __future__ import annotations
 
+import posixpath
 import re
 from bisect import bisect_left
 
@@ -68,10 +69,24 @@ def view_windows(text: str) -> tuple[list[str], list[Window]]:
     return lines, windows
 
 
-def view_lines(text: str) -> tuple[str, dict[int, str]] | None:
-    """The file a view shows and the numbered lines it shows verbatim, by number; None
-    for no view, several, or the preview of an edit that was not applied (its windows
-    show a file that was never so, and the file as it is, under the same numbers).
+def resolved(path: str, directory: str | None) -> str:
+    """A window's file as an absolute path where the directory it was shown in is known:
+    one view names a file from the directory the shell is in, another by its full path.
+
+    Example:
+        >>> resolved("src/a.py", "/repo"), resolved("/repo/src/a.py", "/x"), resolved("a.py", None)
+        ('/repo/src/a.py', '/repo/src/a.py', 'a.py')
+    """
+    if path.startswith("/") or not directory:
+        return path
+    return posixpath.normpath(posixpath.join(directory, path))
+
+
+def view_lines(text: str, directory: str | None = None) -> tuple[str, dict[int, str]] | None:
+    """The file a view shows (``resolved`` from ``directory``) and the numbered lines it
+    shows verbatim, by number; None for no view, several, or the preview of an edit that
+    was not applied (its windows show a file that was never so, and the file as it is,
+    under the same numbers).
 
     Example:
         >>> view_lines("[File: /a.py (9 lines total)]\\n3:x\\n<<<<< START CURSOR >>>>>\\n4:y")
@@ -86,18 +101,19 @@ def view_lines(text: str) -> tuple[str, dict[int, str]] | None:
         return None
     path, start, end = windows[0]
     numbered = (_NUMBERED.match(line) for line in lines[start:end])
-    return path, {int(m.group(1)): m.string for m in numbered if m is not None}
+    return resolved(path, directory), {int(m.group(1)): m.string for m in numbered if m is not None}
 
 
 def pointable_views(
-    views: list[int], calls: list[int], shown, number=None, cuts: bool = True
+    views: list[int], calls: list[int], shown, number=None, cuts: bool = True, where=None
 ) -> list[Earlier]:
     """The file views (``views``, payload indices in order) a payload may point at: every
     one where no checkpoint ever cuts (``cuts`` false), else those no checkpoint can have
     cut before it, so none ever does (``checkpoints``: a checkpoint's candidates precede
     the ``RECENT_CALLS``-th call point before it, the history's end being one).
     ``calls``: the call points so far; ``shown``: a payload's text as first shown, by
-    index; ``number``: the turn as the caller counts it.
+    index; ``number``: the turn as the caller counts it; ``where``: the directory a
+    payload was shown in, by index, where one is known.
 
     Example:
         >>> text = {2: "[File: /a.py (9 lines total)]\\n1:x"}
@@ -110,15 +126,18 @@ def pointable_views(
     bound = calls[-RECENT_CALLS] if cuts and len(calls) >= RECENT_CALLS else 0
     found = []
     for index in views[bisect_left(views, bound) :]:
-        lines = view_lines(shown(index))
+        lines = view_lines(shown(index), where(index) if where is not None else None)
         if lines is not None:
             found.append((index, index if number is None else number(index), *lines))
     return found
 
 
-def point_to_views(text: str, earlier: list[Earlier]) -> tuple[str, frozenset[int]] | None:
+def point_to_views(
+    text: str, earlier: list[Earlier], directory: str | None = None
+) -> tuple[str, frozenset[int]] | None:
     """``text`` with each run of ``VIEW_RUN`` or more numbered lines of a window that a
-    view of ``earlier`` shows verbatim, same file and numbers, written as
+    view of ``earlier`` shows verbatim, same file (``resolved`` from ``directory``, the
+    one the text was shown in) and numbers, written as
     ``[lines A-B same as turn N]``; and the indices of the views pointed at. None when
     nothing is written so. A run keeps to one view while it shows the next line too,
     else takes the latest that does.
@@ -132,6 +151,7 @@ def point_to_views(text: str, earlier: list[Earlier]) -> tuple[str, frozenset[in
     lines, windows = view_windows(text)
     written, used, done = [], set(), 0
     for path, start, end in windows:
+        path = resolved(path, directory)
         views = [view for view in reversed(earlier) if view[2] == path]
         if not views:
             continue

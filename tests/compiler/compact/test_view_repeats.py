@@ -101,3 +101,96 @@ def test_a_view_pointed_at_is_never_cut_by_a_checkpoint():
     pointed = {int(turn) for text in texts for turn in re.findall(r"same as turn (\d+)", text)}
     assert pointed
     assert [texts[turn] for turn in sorted(pointed)] == [uncut[turn] for turn in sorted(pointed)]
+
+
+def test_a_view_naming_the_file_from_the_current_directory_points_at_one_naming_it_in_full():
+    relative = _view("src/a.py", 1, 20)
+    relative["content"] = relative["content"].replace(
+        "(Current directory: /repo)", "(Current directory: /repo)"
+    )
+    history = _session(relative, _view("/repo/src/a.py", 1, 20))
+    assert "[lines 1-20 same as turn 2]" in _texts(history)[4]
+
+
+def test_a_relative_path_shown_from_another_directory_is_not_pointed_at():
+    moved = _view("src/a.py", 1, 20)
+    moved["content"] = moved["content"].replace(
+        "(Current directory: /repo)", "(Current directory: /other)"
+    )
+    history = _session(moved, _view("/repo/src/a.py", 1, 20))
+    assert "same as turn" not in _texts(history)[4]
+
+
+def _with_cursor(view, at):
+    mark = f"{at}:    value_{at}"
+    start, end = "<<<<< START CURSOR >>>>>", "<<<<< END CURSOR >>>>>"
+    line = next(line for line in view["content"].split("\n") if line.startswith(mark))
+    return {**view, "content": view["content"].replace(line, f"{start}\n{line}\n{end}")}
+
+
+def test_a_view_with_cursor_marks_points_around_them_and_keeps_them():
+    history = _session(_view("/repo/a.py", 1, 20), _with_cursor(_view("/repo/a.py", 1, 20), 10))
+    text = _texts(history)[4]
+    assert "[lines 1-9 same as turn 2]" in text
+    assert "<<<<< START CURSOR >>>>>\n10:    value_10" in text  # a run of one stays
+    assert "<<<<< END CURSOR >>>>>\n[lines 11-20 same as turn 2]" in text
+
+
+def test_a_view_with_cursor_marks_is_pointed_at():
+    history = _session(_with_cursor(_view("/repo/a.py", 1, 20), 2), _view("/repo/a.py", 1, 20))
+    assert "[lines 1-20 same as turn 2]" in _texts(history)[4]  # the marks are not lines
+
+
+NOT_APPLIED = (
+    "Your proposed edit has introduced new syntax error(s).\n\nERRORS:\n"
+    "- E999 IndentationError: unexpected indent\n\n"
+    "This is how your edit would have looked if applied\n{would}\n\n"
+    "This is the original code before your edit\n{was}\n"
+    "Your changes have NOT been applied. Please fix your edit command and try again."
+)
+
+
+def _body(view):
+    return view["content"].split("\n\n(Open file")[0]
+
+
+def _preview(would, was):
+    text = NOT_APPLIED.format(would=_body(would), was=_body(was))
+    return {"role": "user", "content": text + TRAILER.format(open="/repo/a.py")}
+
+
+def test_an_edit_preview_points_both_its_windows_at_an_earlier_view_and_keeps_its_errors():
+    before = _view("/repo/a.py", 1, 20)
+    preview = _preview(_view("/repo/a.py", 1, 20, changed={8}), before)
+    text = _texts(_session(before, preview))[4]
+    assert "- E999 IndentationError: unexpected indent" in text
+    assert "Your changes have NOT been applied" in text
+    assert "[lines 1-7 same as turn 2]\n8:    value_8 = compute(8, scale=3)" in text
+    assert "[lines 9-20 same as turn 2]" in text  # the window as the edit would leave it
+    assert "(0 more lines above)\n[lines 1-20 same as turn 2]" in text  # the original
+
+
+def test_an_edit_preview_is_never_pointed_at():
+    # its windows show a file that never was, and the file, under the same numbers
+    before = _view("/repo/b.py", 1, 20)
+    preview = _preview(_view("/repo/a.py", 1, 20, changed={8}), _view("/repo/a.py", 1, 20))
+    history = _session(before, preview, _view("/repo/a.py", 1, 20))
+    assert "same as turn" not in _texts(history)[6]
+
+
+def test_each_compile_starts_with_the_one_before_over_previews_cursors_and_relative_paths():
+    a = [_view("/repo/a.py", 1 + 2 * n, 25 + 2 * n, changed={9 + n}) for n in range(4)]
+    relative = _view("a.py", 3, 30)
+    history = _session(
+        a[0],
+        _with_cursor(a[1], 12),
+        _preview(a[2], a[1]),
+        relative,
+        a[3],
+        _view("/repo/b.py", 1, 20),
+    )
+    texts = _texts(history)
+    assert sum("same as turn" in (text or "") for text in texts) >= 4
+    for n in range(2, len(history)):
+        shorter, longer = _texts(history[:n]), _texts(history[: n + 1])
+        assert longer[: len(shorter)] == shorter
