@@ -13,11 +13,12 @@ from __future__ import annotations
 import re
 
 from compiler.compact.compact import Compacted, compact, compacts_longer_than
+from compiler.compact.line_forms import FORM_RUN, shared_forms
 from compiler.compact.lossless import encoded
 from compiler.compact.plan_repeats import NO_STATUS, RepeatCut
 from compiler.compact.repeats import Repeat, drop_repeated_status
 from compiler.compact.stale import elide, elide_record, fresh_payloads, replaced_reads
-from compiler.compact.view_repeats import point_to_views, pointable_views
+from compiler.compact.view_repeats import point_to_views, pointable_views, view_windows
 from compiler.frozen import build
 from compiler.memo import Memo
 from compiler.read import Message, with_content
@@ -172,6 +173,9 @@ class PayloadPlan:
             cut = drop_repeated_status(shown, open_file, directory)
         if cut is not None:
             shown, shape = cut[0], shape or Repeat.STATUS
+        formed = _formed(shown)
+        if formed is not None:
+            shown, shape = formed, shape or Repeat.FORM
         if shape is None:
             return None
         return _seen_once(text, shown, shape, cut[1] if cut is not None else 0)
@@ -227,6 +231,16 @@ class PayloadPlan:
 _JSON_ARRAY = re.compile(r'\s*\[\s*[\[{"\]\d-]')
 _UNREAD = object()
 FILE_VIEW_HEADER = "[File: "
+
+
+def _formed(text: str) -> str | None:
+    """``text`` with its runs of log lines of one form written as the form and its rows
+    (``line_forms``), a file view's windows left as they are."""
+    if text.count("\n") < FORM_RUN:
+        return None
+    _, windows = view_windows(text)
+    keep = frozenset(i for _, start, end in windows for i in range(start, end))
+    return shared_forms(text, keep)
 
 
 def _seen_once(text: str, shown: str, why: Repeat, dropped: int) -> Compacted:

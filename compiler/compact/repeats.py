@@ -28,6 +28,7 @@ class Repeat(StrEnum):
     VALUE = "repeated_value"  # a JSON value an earlier payload shows verbatim
     STATUS = "status_lines"  # SWE-agent's status lines, repeating what was stated
     LINES = "repeated_lines"  # a file view's lines an earlier view shows verbatim
+    FORM = "shared_form"  # runs of log lines in one form, as the form and a row each
 
 
 _STATUS_LINE = re.compile(r"\((Open file|Current directory): (.*)\)\r?|bash-\$\s*|\s*")
