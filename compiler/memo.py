@@ -46,6 +46,8 @@ class Memo:
     encoded: dict = field(default_factory=dict)
     # cache_friendly: per payload index, the earlier file views its lines point at
     pointed: dict = field(default_factory=dict)
+    # cache_friendly: per file view's payload index, its lines as first shown (view_lines)
+    views: dict = field(default_factory=dict)
     # per payload index: its compaction result and the message built from it
     replacements: dict[int, tuple] = field(default_factory=dict)
     # token counts and output dicts of messages the history holds, by id (an id is only
@@ -65,4 +67,14 @@ class Memo:
 
 
 _NAMES = tuple(spec.name for spec in fields(Memo))
-_PAYLOADS = ("decoded", "shaped", "elided", "shown", "repeated", "read", "encoded", "pointed")
+_PAYLOADS = (
+    "decoded",
+    "shaped",
+    "elided",
+    "shown",
+    "repeated",
+    "read",
+    "encoded",
+    "pointed",
+    "views",
+)

@@ -135,7 +135,9 @@ class PayloadPlan:
                 recent = []
                 if FILE_VIEW_HEADER in (self.clean[index].content or ""):
                     shown = self._first_text(done)
-                    recent = pointable_views(list(views), calls, shown, number, cuts, views.get)
+                    recent = pointable_views(
+                        list(views), calls, shown, number, cuts, views.get, self.memo.views
+                    )
                 known = self._seen_first(index, kind, open_file, directory, recent, here)
                 self.memo.encoded[index] = known
             if known is not None:

@@ -31,6 +31,7 @@ _MORE_ABOVE = re.compile(r"\(\d+ more lines? above\)")
 # cursor editor, and a pointer written here at first sight
 _IN_WINDOW = re.compile(r"<<<<< (?:START|END) CURSOR >>>>>|\[lines \d+-\d+ same as turn \d+\]")
 
+_UNREAD = object()
 # one earlier view: its index, its turn as the caller counts it, its file, and the lines
 # it shows verbatim, by number
 Earlier = tuple[int, int, str, dict[int, str]]
@@ -105,7 +106,13 @@ def view_lines(text: str, directory: str | None = None) -> tuple[str, dict[int, 
 
 
 def pointable_views(
-    views: list[int], calls: list[int], shown, number=None, cuts: bool = True, where=None
+    views: list[int],
+    calls: list[int],
+    shown,
+    number=None,
+    cuts: bool = True,
+    where=None,
+    read: dict | None = None,
 ) -> list[Earlier]:
     """The file views (``views``, payload indices in order) a payload may point at: every
     one where no checkpoint ever cuts (``cuts`` false), else those no checkpoint can have
@@ -113,7 +120,9 @@ def pointable_views(
     the ``RECENT_CALLS``-th call point before it, the history's end being one).
     ``calls``: the call points so far; ``shown``: a payload's text as first shown, by
     index; ``number``: the turn as the caller counts it; ``where``: the directory a
-    payload was shown in, by index, where one is known.
+    payload was shown in, by index, where one is known; ``read``: each view's
+    ``view_lines`` by index, kept for the next payload (a view's text as first shown
+    never changes).
 
     Example:
         >>> text = {2: "[File: /a.py (9 lines total)]\\n1:x"}
@@ -125,8 +134,12 @@ def pointable_views(
     """
     bound = calls[-RECENT_CALLS] if cuts and len(calls) >= RECENT_CALLS else 0
     found = []
+    read = {} if read is None else read
     for index in views[bisect_left(views, bound) :]:
-        lines = view_lines(shown(index), where(index) if where is not None else None)
+        lines = read.get(index, _UNREAD)
+        if lines is _UNREAD:
+            lines = view_lines(shown(index), where(index) if where is not None else None)
+            read[index] = lines
         if lines is not None:
             found.append((index, index if number is None else number(index), *lines))
     return found
