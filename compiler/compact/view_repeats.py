@@ -184,10 +184,12 @@ def _pointed(body: list[str], views: list[Earlier], used: set) -> list[str]:
     for line in body:
         match = _NUMBERED.match(line)
         number = int(match.group(1)) if match is not None else None
-        if number is None or has_safety_signal(line):
+        if number is None:
             current = None
         elif current is None or current[3].get(number) != line:
             current = next((view for view in views if view[3].get(number) == line), None)
+        if current is not None and has_safety_signal(line):  # (asked only of a repeat)
+            current = None
         sources.append(current)
         numbers.append(number)
     written, at = [], 0
