@@ -58,7 +58,8 @@ What is cut, and what stays:
   id the agent uses later is still in front of it.
 * A file view that a later payload's first sight points at (``view_repeats``) is never
   a candidate from that payload on: what the pointer stands for stays in front of the
-  model. The pointer is written only to a view no checkpoint before it can have cut.
+  model. With checkpoints (a ``cached_rate``) the pointer is written only to a view no
+  checkpoint before it can have cut; with none, nothing is ever cut, so to any view.
 * At a checkpoint every candidate is settled: cut where that is shorter, else kept as
   it is, and the frontier moves past them. A settled payload never changes again, so
   between checkpoints each compile starts with the compile before it, byte for byte.
