@@ -194,3 +194,10 @@ def test_each_compile_starts_with_the_one_before_over_previews_cursors_and_relat
     for n in range(2, len(history)):
         shorter, longer = _texts(history[:n]), _texts(history[: n + 1])
         assert longer[: len(shorter)] == shorter
+
+
+def test_the_pointer_is_written_in_the_first_compile_that_sees_the_view():
+    history = _session(_view("/repo/a.py", 1, 20), _view("/repo/a.py", 1, 20, changed={12}))
+    first_seen = _texts(history[:-1])[-1]  # the view is the last message, not answered yet
+    assert "[lines 1-11 same as turn 2]" in first_seen
+    assert first_seen == _texts(history)[4]
