@@ -25,11 +25,16 @@ from compiler.compact.safety import has_safety_signal
 
 # the fewest lines a pointer stands for: a shorter run is cheaper to show again
 VIEW_RUN = 3
+# the fewest characters (spaces aside) of a line that may begin a run shown under shifted
+# numbers: a shorter one (a blank line, a closing bracket) is found at too many places
+SHIFT_START = 8
 _NUMBERED = re.compile(r"(\d{1,9}):")
 _MORE_ABOVE = re.compile(r"\(\d+ more lines? above\)")
 # lines a window's body may hold besides numbered ones: the cursor marks of SWE-agent's
 # cursor editor, and a pointer written here at first sight
-_IN_WINDOW = re.compile(r"<<<<< (?:START|END) CURSOR >>>>>|\[lines \d+-\d+ same as turn \d+\]")
+_IN_WINDOW = re.compile(
+    r"<<<<< (?:START|END) CURSOR >>>>>|\[lines \d+-\d+ same as (?:lines \d+-\d+ of )?turn \d+\]"
+)
 
 _UNREAD = object()
 # one earlier view: its index, its turn as the caller counts it, its file, and the lines
@@ -177,35 +182,69 @@ def point_to_views(
 
 
 def _pointed(body: list[str], views: list[Earlier], used: set) -> list[str]:
-    """A window's body with its runs that ``views`` (latest first) show verbatim as pointers."""
-    sources = []  # per line: the earlier view showing it verbatim, else None
-    numbers = []  # per line: its number, else None
-    current = None
-    for line in body:
-        match = _NUMBERED.match(line)
-        number = int(match.group(1)) if match is not None else None
-        if number is None:
-            current = None
-        elif current is None or current[3].get(number) != line:
-            current = next((view for view in views if view[3].get(number) == line), None)
-        if current is not None and has_safety_signal(line):  # (asked only of a repeat)
-            current = None
-        sources.append(current)
-        numbers.append(number)
+    """A window's body with its runs that ``views`` (latest first) show verbatim as
+    pointers: from each line, the longest run one view shows, under the same numbers
+    or, where an edit moved them, under numbers shifted alike (ties to the same numbers,
+    then the latest view)."""
+    matches = [_NUMBERED.match(line) for line in body]
+    numbers = [int(m.group(1)) if m is not None else None for m in matches]
+    texts = [m.string[m.end() :] if m is not None else None for m in matches]
+    safe: dict[int, bool] = {}  # per line: no safety signal (asked only of a repeat)
+    by_text: dict[int, dict] = {}  # per view: its lines' numbers by text, when first asked
+
+    def ok(at: int) -> bool:
+        if at not in safe:
+            safe[at] = not has_safety_signal(body[at])
+        return safe[at]
+
+    def run(at: int, view: Earlier, first: int) -> int:
+        length = 0
+        while (
+            at + length < len(body)
+            and numbers[at + length] == numbers[at] + length
+            and _text(view, first + length) == texts[at + length]
+            and ok(at + length)
+        ):
+            length += 1
+        return length
+
     written, at = [], 0
     while at < len(body):
-        view, run = sources[at], at + 1
-        while (
-            run < len(body)
-            and view is not None
-            and sources[run] is view
-            and numbers[run] == numbers[run - 1] + 1
-        ):
-            run += 1
-        if view is not None and run - at >= VIEW_RUN:
-            written.append(f"[lines {numbers[at]}-{numbers[run - 1]} same as turn {view[1]}]")
-            used.add(view[0])
+        best = (0, None, 0)  # the run's length, the view, its first number there
+        for view in views if numbers[at] is not None else ():
+            starts = [numbers[at]] if view[3].get(numbers[at]) == body[at] else []
+            if len(texts[at].strip()) >= SHIFT_START:
+                if view[0] not in by_text:
+                    by_text[view[0]] = _numbers_by_text(view)
+                starts += [n for n in by_text[view[0]].get(texts[at], ()) if n != numbers[at]]
+            for first in starts:
+                length = run(at, view, first)
+                if length > best[0]:
+                    best = (length, view, first)
+        length, view, first = best
+        if length < VIEW_RUN:
+            written.append(body[at])
+            at += 1
+            continue
+        last = numbers[at + length - 1]
+        if first == numbers[at]:
+            written.append(f"[lines {first}-{last} same as turn {view[1]}]")
         else:
-            written.extend(body[at:run])
-        at = run
+            shown = f"lines {first}-{first + length - 1} of turn {view[1]}"
+            written.append(f"[lines {numbers[at]}-{last} same as {shown}]")
+        used.add(view[0])
+        at += length
     return written
+
+
+def _text(view: Earlier, number: int) -> str | None:
+    """The text of a view's line (after its number), or None where it shows none."""
+    line = view[3].get(number)
+    return None if line is None else line[_NUMBERED.match(line).end() :]
+
+
+def _numbers_by_text(view: Earlier) -> dict[str, list[int]]:
+    found: dict[str, list[int]] = {}
+    for number in view[3]:
+        found.setdefault(_text(view, number), []).append(number)
+    return found

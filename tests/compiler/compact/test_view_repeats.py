@@ -201,3 +201,84 @@ def test_the_pointer_is_written_in_the_first_compile_that_sees_the_view():
     first_seen = _texts(history[:-1])[-1]  # the view is the last message, not answered yet
     assert "[lines 1-11 same as turn 2]" in first_seen
     assert first_seen == _texts(history)[4]
+
+
+def _inserted(path, first, last, at, new):
+    """A view of ``path`` after ``new`` lines were inserted before line ``at``."""
+    view = _view(path, first, last)
+    lines = view["content"].split("\n")
+    out = []
+    for line in lines:
+        match = re.match(r"(\d+):(.*)", line)
+        if match is None:
+            out.append(line)
+            continue
+        number, text = int(match.group(1)), match.group(2)
+        if number == at:
+            out += [f"{at + k}:    inserted_{k} = True" for k in range(new)]
+        out.append(f"{number + new}:{text}" if number >= at else line)
+    return {**view, "content": "\n".join(out)}
+
+
+def _expanded(texts, turn):
+    """A compiled view with every pointer written back as the lines it stands for, read
+    from the compiled text of the turn it names."""
+    out = []
+    for line in texts[turn].split("\n"):
+        match = re.fullmatch(
+            r"\[lines (\d+)-(\d+) same as (?:lines (\d+)-\d+ of )?turn (\d+)\]", line
+        )
+        if match is None:
+            out.append(line)
+            continue
+        first, last, source, there = (int(g) if g else None for g in match.groups())
+        source = first if source is None else source
+        shown = {
+            int(m.group(1)): m.group(2) for m in re.finditer(r"^(\d+):(.*)$", texts[there], re.M)
+        }
+        out += [f"{first + k}:{shown[source + k]}" for k in range(last - first + 1)]
+    return "\n".join(out)
+
+
+def test_lines_an_edit_moved_point_at_their_old_numbers():
+    history = _session(_view("/repo/a.py", 1, 30), _inserted("/repo/a.py", 1, 30, at=10, new=2))
+    texts = _texts(history)
+    assert "[lines 1-9 same as turn 2]" in texts[4]
+    assert "10:    inserted_0 = True\n11:    inserted_1 = True" in texts[4]
+    assert "[lines 12-32 same as lines 10-30 of turn 2]" in texts[4]
+
+
+def test_every_pointer_writes_back_the_very_lines_it_stands_for():
+    views = [
+        _view("/repo/a.py", 1, 30),
+        _inserted("/repo/a.py", 1, 30, at=10, new=2),
+        _with_cursor(_view("/repo/a.py", 5, 40, changed={20}), 22),
+        _inserted("/repo/a.py", 3, 35, at=20, new=1),
+    ]
+    history = _session(*views)
+    texts = _texts(history)
+    for turn in (4, 6, 8):
+        body = history[turn]["content"].split("\n\n(Open file")[0]
+        assert _expanded(texts, turn).split("\n\n(Open file")[0] == body
+
+
+def test_a_short_line_begins_no_run_under_shifted_numbers():
+    # the moved lines are blank or short: where each came from cannot be told
+    view = _view("/repo/a.py", 1, 3)
+    short = "\n".join(f"{n}:    )" for n in range(4, 12))
+    before = {
+        **view,
+        "content": view["content"].replace(
+            "3:    value_3 = compute(3, scale=2)", "3:    value_3 = compute(3, scale=2)\n" + short
+        ),
+    }
+    moved = "\n".join(f"{n}:    )" for n in range(6, 14))
+    after = {
+        **view,
+        "content": view["content"].replace(
+            "3:    value_3 = compute(3, scale=2)",
+            "3:    value_3 = compute(3, scale=2)\n4:    x = 1\n5:    y = 2\n" + moved,
+        ),
+    }
+    texts = _texts(_session(before, after))
+    assert "of turn" not in texts[4]
