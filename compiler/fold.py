@@ -16,7 +16,7 @@ whole-history stages, once per compile, are data: ``HISTORY_STAGES``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from compiler.compact import Checkpoints, has_safety_signal, next_read_key, status_values
 from compiler.compact.plan import NO_STATUS, PayloadPlan
@@ -30,8 +30,9 @@ from compiler.layout import (
     declared_in_header,
     strip_compiled_one,
 )
-from compiler.layout.emit import Emitted, Recall, emit, keyed_state_lines
+from compiler.layout.emit import Emitted, Recall, emit, invariant_lines, keyed_state_lines
 from compiler.layout.recall import recall
+from compiler.loop import Decisions, LoopCheckpoints
 from compiler.memo import Memo
 from compiler.protocol import DeclareState, render_instruction
 from compiler.read import Message
@@ -74,6 +75,9 @@ class Fold:
         # cache_friendly: each call point (an assistant turn) and the state lines before it
         self.points: list[tuple[int, tuple]] = []
         self.checkpoints = Checkpoints(options.cached_rate)  # cache_friendly's cuts so far
+        # compact, told the provider's cached rate: compiled for a loop (``compiler.loop``)
+        looping = options.mode == "compact" and options.cached_rate is not None
+        self.loop = LoopCheckpoints(options.cached_rate) if looping else None
         self.memo = Memo()
 
     def copy(self) -> Fold:
@@ -85,6 +89,8 @@ class Fold:
         twin.memo = self.memo.copy()
         twin.declare = self.declare.copy()
         twin.fold, twin.checkpoints = self.fold.copy(), self.checkpoints.copy()
+        if self.loop is not None:
+            twin.loop = self.loop.copy()
         return twin
 
     def extend(self, messages, keys=None, warnings=(), items=None) -> Fold:
@@ -103,11 +109,14 @@ class Fold:
     def advance(self, message: Message) -> None:
         """Every per-message stage, for one more message: strip a compile's own markup
         (a stripped header's declared facts carried), declare (the write path), classify,
-        extract and fold into the register, read key, status lines.
+        extract and fold into the register, read key, status lines. Before an assistant
+        message, a loop's call point is settled (``compiler.loop``).
 
         (One method: the same stages as functions run over a tuple, as the whole-history
         ones are, folded the dev corpora's messages 1.6% (airline) and 4.8% (retail)
         slower, timed in one process, best of 9 alternating runs.)"""
+        if self.loop is not None and message.role == "assistant" and self.clean:
+            self.settle_call()
         self.original.append(message)
         if message.role in STRIPPED_ROLES:  # (only these can carry what a compile wrote)
             stripped, touched = strip_compiled_one(message)
@@ -137,6 +146,32 @@ class Fold:
         stated = status_values(message.content or "")
         self.stated.append(stated)
         self.statuses = self.statuses or stated != NO_STATUS
+
+    def settle_call(self) -> None:
+        """``compact`` in a loop: decide the call point at the end of the history so far,
+        as the last ``finish`` decided it where that was this history's."""
+        loop = self.loop
+        pending = loop.pending
+        if pending is None or pending.end != len(self.clean):
+            made = Made(tuple(self.clean), tuple(self.kinds), self.fold.result())
+            made.numbers = numbers = _numbers(self)
+            made.number = numbers.__getitem__ if numbers is not None else None
+            retire_turns(self, made)
+            plan = self.plan(made)
+            made.compacted = plan.compacted(made.gone, made.number)
+            pending = _decide(self, made, plan.first_sight(made.number))
+        loop.keep(pending)
+
+    def plan(self, made: Made) -> PayloadPlan:
+        return PayloadPlan(
+            made.clean,
+            made.kinds,
+            self.read_keys,
+            self.stated,
+            self.statuses,
+            self.memo,
+            made.remember,
+        )
 
     def _observe(self, message: Message, kind: Kind, turn: int, declared) -> None:
         schema = self.options.schema
@@ -276,6 +311,7 @@ class Made:
     recall: Recall | None = None
     instruction: str = ""
     emitted: Emitted | None = None
+    first_seen: dict | None = None  # compact in a loop: each payload as first seen
 
 
 def retire_turns(fold: Fold, made: Made) -> None:
@@ -296,22 +332,15 @@ def retire_turns(fold: Fold, made: Made) -> None:
 
 def plan_payloads(fold: Fold, made: Made) -> None:
     """How each payload is shown (``compact.plan``)."""
-    plan = PayloadPlan(
-        made.clean,
-        made.kinds,
-        fold.read_keys,
-        fold.stated,
-        fold.statuses,
-        fold.memo,
-        made.remember,
-    )
-    made.plan = plan
+    made.plan = plan = fold.plan(made)
     if fold.options.mode == "compact":
         made.compacted = plan.compacted(made.gone, made.number)
     else:
         made.compacted = fold.checkpoints.cut(fold, made, plan.first_sight(made.number))
     if not made.remember:  # what a later compile would reuse, let go before the layout
         fold.memo.forget_payloads()
+    if fold.loop is not None:  # (compact in a loop: the payloads after its frozen head)
+        made.first_seen = plan.first_sight(made.number)
     if not fold.resumable:  # (read by the plan, and by the read key of a message to come)
         fold.read_keys.clear()
         fold.calls.clear()
@@ -330,6 +359,9 @@ def teach(fold: Fold, made: Made) -> None:
 
 def lay_out(fold: Fold, made: Made) -> None:
     plan = made.plan
+    if fold.loop is not None:
+        made.emitted = _lay_out_loop(fold, made)
+        return
     made.emitted = emit(
         made.clean,
         register=made.register,
@@ -342,6 +374,32 @@ def lay_out(fold: Fold, made: Made) -> None:
         number=made.number,
         points=tuple(fold.points),
     )
+
+
+def _decide(fold: Fold, made: Made, first_seen: dict):
+    """``compact`` in a loop: the choice at the end of ``made``'s history."""
+    now = Decisions(len(made.clean), made.retired, made.gone, made.compacted)
+    lines = keyed_state_lines(made.register, made.number)
+    return fold.loop.decide(made.clean, lines, now, first_seen, fold.memo.pointed)
+
+
+def _lay_out_loop(fold: Fold, made: Made) -> Emitted:
+    """``compact`` in a loop (``compiler.loop``): the decisions of the last checkpoint,
+    or of this one, and the state in notes. The choice is kept for the call point the
+    next message makes of the end, if it is an assistant's."""
+    loop, plan, options = fold.loop, made.plan, fold.options
+    choice = loop.pending = _decide(fold, made, made.first_seen)
+    decisions = choice.decisions
+    made.retired, made.gone, made.compacted = decisions.retired, decisions.gone, choice.shown
+    shown = None
+    if options.recall_query is not None:
+        made.recall = shown = recall(options.recall_query, made.clean, tuple(sorted(made.gone)))
+        if shown is not None and made.number is not None:
+            shown = replace(shown, turn=made.number(shown.turn))
+    replaced = {i: plan.replacement(i, c) for i, c in choice.shown.items()}
+    points = (*loop.points, (choice.end, choice.lines))
+    rules = invariant_lines(options.invariants)
+    return loop.lay_out(made.clean, points, decisions, replaced, rules, made.instruction, shown)
 
 
 HISTORY_STAGES = (retire_turns, plan_payloads, recall_turns, teach, lay_out)

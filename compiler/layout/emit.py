@@ -307,6 +307,46 @@ def _cache_friendly(messages, points, rules, instruction, compacted) -> Emitted:
     return build(Emitted, messages=tuple(out), origins=tuple(origins), recall_placed=False)
 
 
+def emit_loop(
+    messages: tuple[Message, ...],
+    gone: frozenset[int],
+    compacted: dict[int, str | Message],
+    points: tuple[tuple[int, StateLines], ...],
+    rules: list[str],
+    instruction: str = "",
+    recall: Recall | None = None,
+) -> Emitted:
+    """``compact`` in an agent loop (``compiler.loop``): the messages in order but the
+    retired ones (``gone``), each payload as ``compacted`` shows it, and a state note
+    before each call point of ``points`` whose lines changed, as ``cache_friendly``
+    writes them (the first holds the whole register, the rules and the instruction);
+    a note whose call point is retired goes before the next message kept. The system
+    prompt is never touched. A recall goes at the end of the last message, a user
+    turn, as ``compact`` places it.
+    """
+    notes = list(_notes(points, rules, instruction))
+    out: list[Message] = []
+    origins: list[int | None] = []
+    at = 0
+    for index, message in enumerate(messages):
+        while at < len(notes) and notes[at][0] <= index:
+            out.append(Message("system", notes[at][1]))
+            origins.append(None)
+            at += 1
+        if index in gone:
+            continue
+        out.append(_replaced(message, compacted[index]) if index in compacted else message)
+        origins.append(index)
+    for _, note in notes[at:]:
+        out.append(Message("system", note))
+        origins.append(None)
+    placed = False
+    if recall is not None and out and out[-1].role == "user":
+        out[-1] = with_content(out[-1], out[-1].text + "\n\n" + _recall_text(recall))
+        placed = True
+    return build(Emitted, messages=tuple(out), origins=tuple(origins), recall_placed=placed)
+
+
 def _notes(points, rules, instruction):
     """(index, text) of each state note: the first holds the whole register, the rules
     and the instruction; later ones what changed since the note before (the whole

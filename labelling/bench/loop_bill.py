@@ -31,6 +31,7 @@ MODELS = {
     "anthropic": PriceModel.anthropic(breakpoints="auto"),
     "none": PriceModel.none(),
 }
+MODES = ("compact", "cache_friendly")
 PLACEHOLDER = "Old environment output: ({} lines omitted)"
 
 
@@ -154,7 +155,7 @@ def strategies(
     ``cached_rates``), the peer when installed, masking 3 and 10; and a note for each
     strategy that could not be set up."""
     found = [RAW, ours("compact", schema_name), ours("cache_friendly", schema_name)]
-    found += [ours("cache_friendly", schema_name, rate) for rate in cached_rates]
+    found += [ours(mode, schema_name, rate) for rate in cached_rates for mode in MODES]
     notes = []
     if use_peer:
         other = peer(schema_name)
