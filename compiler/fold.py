@@ -16,7 +16,7 @@ whole-history stages, once per compile, are data: ``HISTORY_STAGES``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from compiler.compact import Checkpoints, has_safety_signal, next_read_key, status_values
 from compiler.compact.plan import NO_STATUS, PayloadPlan
@@ -30,9 +30,9 @@ from compiler.layout import (
     declared_in_header,
     strip_compiled_one,
 )
-from compiler.layout.emit import Emitted, Recall, emit, invariant_lines, keyed_state_lines
+from compiler.layout.emit import Emitted, Recall, emit, keyed_state_lines
 from compiler.layout.recall import recall
-from compiler.loop import Decisions, LoopCheckpoints
+from compiler.loop import LoopCheckpoints
 from compiler.memo import Memo
 from compiler.protocol import DeclareState, render_instruction
 from compiler.read import Message
@@ -116,7 +116,7 @@ class Fold:
         ones are, folded the dev corpora's messages 1.6% (airline) and 4.8% (retail)
         slower, timed in one process, best of 9 alternating runs.)"""
         if self.loop is not None and message.role == "assistant" and self.clean:
-            self.settle_call()
+            settle_call(self)
         self.original.append(message)
         if message.role in STRIPPED_ROLES:  # (only these can carry what a compile wrote)
             stripped, touched = strip_compiled_one(message)
@@ -146,32 +146,6 @@ class Fold:
         stated = status_values(message.content or "")
         self.stated.append(stated)
         self.statuses = self.statuses or stated != NO_STATUS
-
-    def settle_call(self) -> None:
-        """``compact`` in a loop: decide the call point at the end of the history so far,
-        as the last ``finish`` decided it where that was this history's."""
-        loop = self.loop
-        pending = loop.pending
-        if pending is None or pending.end != len(self.clean):
-            made = Made(tuple(self.clean), tuple(self.kinds), self.fold.result())
-            made.numbers = numbers = _numbers(self)
-            made.number = numbers.__getitem__ if numbers is not None else None
-            retire_turns(self, made)
-            plan = self.plan(made)
-            made.compacted = plan.compacted(made.gone, made.number)
-            pending = _decide(self, made, plan.first_sight(made.number))
-        loop.keep(pending)
-
-    def plan(self, made: Made) -> PayloadPlan:
-        return PayloadPlan(
-            made.clean,
-            made.kinds,
-            self.read_keys,
-            self.stated,
-            self.statuses,
-            self.memo,
-            made.remember,
-        )
 
     def _observe(self, message: Message, kind: Kind, turn: int, declared) -> None:
         schema = self.options.schema
@@ -330,9 +304,37 @@ def retire_turns(fold: Fold, made: Made) -> None:
     made.gone = frozenset(r.turn for r in made.retired)
 
 
+def payload_plan(fold: Fold, made: Made) -> PayloadPlan:
+    return PayloadPlan(
+        made.clean,
+        made.kinds,
+        fold.read_keys,
+        fold.stated,
+        fold.statuses,
+        fold.memo,
+        made.remember,
+    )
+
+
+def settle_call(fold: Fold) -> None:
+    """``compact`` in a loop: decide the call point at the end of the history so far, as
+    the last ``finish`` decided it where that was this history's (``compiler.loop``)."""
+    loop = fold.loop
+    pending = loop.pending
+    if pending is None or pending.end != len(fold.clean):
+        made = Made(tuple(fold.clean), tuple(fold.kinds), fold.fold.result())
+        made.numbers = numbers = _numbers(fold)
+        made.number = numbers.__getitem__ if numbers is not None else None
+        retire_turns(fold, made)
+        plan = payload_plan(fold, made)
+        made.compacted = plan.compacted(made.gone, made.number)
+        pending = loop.decide_at(made, plan.first_sight(made.number), fold.memo.pointed)
+    loop.keep(pending)
+
+
 def plan_payloads(fold: Fold, made: Made) -> None:
     """How each payload is shown (``compact.plan``)."""
-    made.plan = plan = fold.plan(made)
+    made.plan = plan = payload_plan(fold, made)
     if fold.options.mode == "compact":
         made.compacted = plan.compacted(made.gone, made.number)
     else:
@@ -360,7 +362,7 @@ def teach(fold: Fold, made: Made) -> None:
 def lay_out(fold: Fold, made: Made) -> None:
     plan = made.plan
     if fold.loop is not None:
-        made.emitted = _lay_out_loop(fold, made)
+        made.emitted = fold.loop.compile(made, fold.options, fold.memo.pointed)
         return
     made.emitted = emit(
         made.clean,
@@ -374,32 +376,6 @@ def lay_out(fold: Fold, made: Made) -> None:
         number=made.number,
         points=tuple(fold.points),
     )
-
-
-def _decide(fold: Fold, made: Made, first_seen: dict):
-    """``compact`` in a loop: the choice at the end of ``made``'s history."""
-    now = Decisions(len(made.clean), made.retired, made.gone, made.compacted)
-    lines = keyed_state_lines(made.register, made.number)
-    return fold.loop.decide(made.clean, lines, now, first_seen, fold.memo.pointed)
-
-
-def _lay_out_loop(fold: Fold, made: Made) -> Emitted:
-    """``compact`` in a loop (``compiler.loop``): the decisions of the last checkpoint,
-    or of this one, and the state in notes. The choice is kept for the call point the
-    next message makes of the end, if it is an assistant's."""
-    loop, plan, options = fold.loop, made.plan, fold.options
-    choice = loop.pending = _decide(fold, made, made.first_seen)
-    decisions = choice.decisions
-    made.retired, made.gone, made.compacted = decisions.retired, decisions.gone, choice.shown
-    shown = None
-    if options.recall_query is not None:
-        made.recall = shown = recall(options.recall_query, made.clean, tuple(sorted(made.gone)))
-        if shown is not None and made.number is not None:
-            shown = replace(shown, turn=made.number(shown.turn))
-    replaced = {i: plan.replacement(i, c) for i, c in choice.shown.items()}
-    points = (*loop.points, (choice.end, choice.lines))
-    rules = invariant_lines(options.invariants)
-    return loop.lay_out(made.clean, points, decisions, replaced, rules, made.instruction, shown)
 
 
 HISTORY_STAGES = (retire_turns, plan_payloads, recall_turns, teach, lay_out)

@@ -62,10 +62,22 @@ always was (its header at the head of the prompt), the fewest tokens now.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from compiler.compact.checkpoints import size
-from compiler.layout.emit import Emitted, Recall, StateLines, emit_loop
+from compiler.frozen import build
+from compiler.layout.emit import (
+    Emitted,
+    Recall,
+    StateLines,
+    invariant_lines,
+    keyed_state_lines,
+    recall_text,
+    replaced,
+    state_notes,
+)
+from compiler.layout.recall import recall as find_recall
+from compiler.read import Message, with_content
 
 
 @dataclass(frozen=True)
@@ -201,6 +213,73 @@ class LoopCheckpoints:
         text, or a message built for it)."""
         gone = decisions.gone
         return emit_loop(tuple(clean), gone, compacted, points, list(rules), instruction, recall)
+
+    def compile(self, made, options, pointed: dict) -> Emitted:
+        """The prompt at the end of the history of ``made`` (a fold's ``Made``, the
+        one-off ``compact`` compile's parts): the decisions of the last checkpoint, or of
+        this one, and the state in notes. The choice is kept for the call point the next
+        message makes of the end, if it is an assistant's; ``made`` is left holding what
+        the prompt shows (retired turns, payloads, a recall)."""
+        choice = self.pending = self.decide_at(made, made.first_seen, pointed)
+        decisions = choice.decisions
+        made.retired, made.gone, made.compacted = decisions.retired, decisions.gone, choice.shown
+        shown = None
+        if options.recall_query is not None:
+            gone = tuple(sorted(made.gone))
+            made.recall = shown = find_recall(options.recall_query, made.clean, gone)
+            if shown is not None and made.number is not None:
+                shown = replace(shown, turn=made.number(shown.turn))
+        plan = made.plan
+        built = {i: plan.replacement(i, c) for i, c in choice.shown.items()}
+        points = (*self.points, (choice.end, choice.lines))
+        rules = invariant_lines(options.invariants)
+        return self.lay_out(made.clean, points, decisions, built, rules, made.instruction, shown)
+
+    def decide_at(self, made, first_seen: dict, pointed: dict) -> Choice:
+        """``decide`` at the end of the history of ``made``, with ``compact``'s decisions
+        there (its ``retired``, ``gone`` and ``compacted``)."""
+        now = Decisions(len(made.clean), made.retired, made.gone, made.compacted)
+        lines = keyed_state_lines(made.register, made.number)
+        return self.decide(made.clean, lines, now, first_seen, pointed)
+
+
+def emit_loop(
+    messages: tuple[Message, ...],
+    gone: frozenset[int],
+    compacted: dict[int, str | Message],
+    points: tuple[tuple[int, StateLines], ...],
+    rules: list[str],
+    instruction: str = "",
+    recall: Recall | None = None,
+) -> Emitted:
+    """The messages in order but the retired ones (``gone``), each payload as
+    ``compacted`` shows it, and a state note before each call point of ``points`` whose
+    lines changed, as ``cache_friendly`` writes them (the first holds the whole
+    register, the rules and the instruction); a note whose call point is retired goes
+    before the next message kept. The system prompt is never touched. A recall goes at
+    the end of the last message, a user turn, as ``compact`` places it.
+    """
+    notes = list(state_notes(points, rules, instruction))
+    out: list[Message] = []
+    origins: list[int | None] = []
+    at = 0
+    for index, message in enumerate(messages):
+        while at < len(notes) and notes[at][0] <= index:
+            out.append(Message("system", notes[at][1]))
+            origins.append(None)
+            at += 1
+        if index in gone:
+            continue
+        out.append(replaced(message, compacted[index]) if index in compacted else message)
+        origins.append(index)
+    for _, note in notes[at:]:
+        out.append(Message("system", note))
+        origins.append(None)
+    placed = False
+    if recall is not None and out and out[-1].role == "user":
+        out[-1] = with_content(out[-1], out[-1].text + "\n\n" + recall_text(recall))
+        placed = True
+    return build(Emitted, messages=tuple(out), origins=tuple(origins), recall_placed=placed)
 
 
 def _texts(compacted: dict) -> dict[int, str]:
