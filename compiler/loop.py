@@ -19,13 +19,13 @@ compiles for the loop instead:
   alone).
 * The state goes where it breaks nothing: in ``cache_friendly``'s state notes, one at
   each call point whose lines changed, the first holding the whole register, the
-  rules and the taught protocol (``emit.emit_loop``). A note depends on the history up
+  rules and the taught protocol (``emit_loop``). A note depends on the history up
   to its call point only, so it is the same in every later prompt; the system prompt
   is never touched, and a checkpoint breaks the cached prefix only from the first
   message whose form it changes. So each prompt is a byte prefix of the next until the
   next checkpoint; before the first checkpoint the prompt is ``cache_friendly``'s.
 * Which call points are checkpoints is a function of the history alone, decided call
-  point by call point in order (``LoopCheckpoints.settle``), so the stateless API, the
+  point by call point in order (``LoopCheckpoints.decide``), so the stateless API, the
   proxy and a resumed incremental compile find the same ones with nothing stored.
 
 When a checkpoint pays. In units of one uncached input token, at call point q, with X
@@ -64,17 +64,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from compiler.compact.checkpoints import size
+from compiler.compact.checkpoints import pays, size
 from compiler.frozen import build
-from compiler.layout.emit import (
+from compiler.layout.emit import (  # (the notes, payloads and recall as emit writes them)
     Emitted,
     Recall,
     StateLines,
+    _notes,
+    _recall_text,
+    _replaced,
     invariant_lines,
     keyed_state_lines,
-    recall_text,
-    replaced,
-    state_notes,
 )
 from compiler.layout.recall import recall as find_recall
 from compiler.read import Message, with_content
@@ -106,7 +106,7 @@ class Choice:
     sent: int  # the prompt's characters
     raw_cost: float  # what the call costs the raw history, and this prompt
     cost: float
-    rent: float
+    excess: float  # Σ(X − Y) since the last checkpoint, this call point's included
 
 
 def shown(decisions: Decisions, first_seen: dict, pointed: dict) -> dict:
@@ -145,7 +145,7 @@ class LoopCheckpoints:
         self.frozen = Decisions()  # the decisions of the last checkpoint
         self.points: list[tuple[int, StateLines]] = []  # every call point and its lines
         self.taken: list[int] = []  # the call points that were checkpoints
-        self.rent = 0.0  # r·Σ(X − Y) since the last checkpoint
+        self.excess = 0  # Σ(X − Y) since the last checkpoint: the rent is r times it
         self.ledger = 0.0  # what the raw history's calls cost so far, less ours
         self.sent = 0  # the characters of the last prompt
         self.raw = 0  # the raw history's characters up to the last call point
@@ -175,7 +175,7 @@ class LoopCheckpoints:
         raw_cost = rate * self.raw + (raw - self.raw)
         stay_cost = rate * min(self.sent, stay) + (stay - min(self.sent, stay))
         choice = Choice(
-            end, lines, frozen, kept_shown, False, raw, stay, raw_cost, stay_cost, self.rent
+            end, lines, frozen, kept_shown, False, raw, stay, raw_cost, stay_cost, self.excess
         )
         now_shown = shown(now, first_seen, pointed)
         units, sizes = _units(self.lay_out(clean, points, now, _texts(now_shown)))
@@ -183,11 +183,11 @@ class LoopCheckpoints:
             return choice
         same = min(_common(kept, kept_sizes, units), self.sent)  # m
         buy = sum(sizes)
-        rent = self.rent + rate * (stay - buy)
+        excess = self.excess + stay - buy
         buy_cost = rate * same + (buy - same)
-        if rent > (1 - rate) * (buy - same) and self.ledger + raw_cost - buy_cost >= 0:
-            return Choice(end, lines, now, now_shown, True, raw, buy, raw_cost, buy_cost, 0.0)
-        return Choice(end, lines, frozen, kept_shown, False, raw, stay, raw_cost, stay_cost, rent)
+        if pays(excess, buy - same, rate) and self.ledger + raw_cost - buy_cost >= 0:
+            return Choice(end, lines, now, now_shown, True, raw, buy, raw_cost, buy_cost, 0)
+        return Choice(end, lines, frozen, kept_shown, False, raw, stay, raw_cost, stay_cost, excess)
 
     def keep(self, choice: Choice) -> None:
         """Record the choice ``decide`` made."""
@@ -195,7 +195,7 @@ class LoopCheckpoints:
         if choice.take:
             self.frozen = choice.decisions
             self.taken.append(choice.end)
-        self.rent, self.ledger = choice.rent, self.ledger + choice.raw_cost - choice.cost
+        self.excess, self.ledger = choice.excess, self.ledger + choice.raw_cost - choice.cost
         self.sent, self.raw = choice.sent, choice.raw
         self.pending = None
 
@@ -259,7 +259,7 @@ def emit_loop(
     before the next message kept. The system prompt is never touched. A recall goes at
     the end of the last message, a user turn, as ``compact`` places it.
     """
-    notes = list(state_notes(points, rules, instruction))
+    notes = list(_notes(points, rules, instruction))
     out: list[Message] = []
     origins: list[int | None] = []
     at = 0
@@ -270,14 +270,14 @@ def emit_loop(
             at += 1
         if index in gone:
             continue
-        out.append(replaced(message, compacted[index]) if index in compacted else message)
+        out.append(_replaced(message, compacted[index]) if index in compacted else message)
         origins.append(index)
     for _, note in notes[at:]:
         out.append(Message("system", note))
         origins.append(None)
     placed = False
     if recall is not None and out and out[-1].role == "user":
-        out[-1] = with_content(out[-1], out[-1].text + "\n\n" + recall_text(recall))
+        out[-1] = with_content(out[-1], out[-1].text + "\n\n" + _recall_text(recall))
         placed = True
     return build(Emitted, messages=tuple(out), origins=tuple(origins), recall_placed=placed)
 

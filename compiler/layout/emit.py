@@ -86,8 +86,8 @@ _BLOCK = re.compile(
     re.MULTILINE,
 )
 RECALL_END = "[/RETIRED_TURN_RECALL]"
-# Exactly what ``recall_text`` appends: a blank line, the opening marker, bracket-free
-# text (``recall_text`` neutralises brackets) and the closing marker, ending the message.
+# Exactly what ``_recall_text`` appends: a blank line, the opening marker, bracket-free
+# text (``_recall_text`` neutralises brackets) and the closing marker, ending the message.
 _RECALL_TAIL = re.compile(
     r"\r?\n\r?\n\[RETIRED_TURN_RECALL turn=\d+ role=[a-z]+\]: [^\[\]]*"
     r"\r?\n\[/RETIRED_TURN_RECALL\]\Z"
@@ -125,7 +125,7 @@ def strip_compiled_one(message: Message) -> tuple[Message | None, bool]:
         >>> mention = "[ACTIVE_AGENT_STATE]\\n- keep me\\n\\nBe kind."
         >>> strip_compiled_one(Message("system", mention))[1]
         False
-        >>> tail = recall_text(Recall(2, "user", "W123", 1.0))
+        >>> tail = _recall_text(Recall(2, "user", "W123", 1.0))
         >>> strip_compiled_one(Message("user", "hi\\n\\n" + tail))[0].content
         'hi'
         >>> log = "Log:\\n[RETIRED_TURN_RECALL turn=2 role=user]: refund W123."
@@ -263,14 +263,14 @@ def emit(
         return _cache_friendly(messages, (*points, final), rules, instruction, compacted)
     lines = state_lines(register, number)
     kept = [
-        (i, replaced(m, compacted[i]) if i in compacted else m)
+        (i, _replaced(m, compacted[i]) if i in compacted else m)
         for i, m in enumerate(messages)
         if i not in retired
     ]
     placed = False
     if recall is not None and kept and kept[-1][1].role == "user":
         index, last = kept[-1]
-        kept[-1] = (index, with_content(last, last.text + "\n\n" + recall_text(recall)))
+        kept[-1] = (index, with_content(last, last.text + "\n\n" + _recall_text(recall)))
         placed = True
     state, invariants_block = (
         render_block(STATE_MARKER, lines),
@@ -287,7 +287,7 @@ def emit(
     return build(Emitted, messages=out, origins=origins, recall_placed=placed)
 
 
-def replaced(message: Message, replacement: str | Message) -> Message:
+def _replaced(message: Message, replacement: str | Message) -> Message:
     """A compacted payload: its text, or a message already built for it."""
     if isinstance(replacement, Message):
         return replacement
@@ -299,15 +299,15 @@ def _cache_friendly(messages, points, rules, instruction, compacted) -> Emitted:
     before each call point whose lines changed."""
     out = list(messages)
     for index, replacement in compacted.items():
-        out[index] = replaced(messages[index], replacement)
+        out[index] = _replaced(messages[index], replacement)
     origins: list[int | None] = list(range(len(messages)))
-    for index, note in reversed(list(state_notes(points, rules, instruction))):
+    for index, note in reversed(list(_notes(points, rules, instruction))):
         out.insert(index, Message("system", note))
         origins.insert(index, None)
     return build(Emitted, messages=tuple(out), origins=tuple(origins), recall_placed=False)
 
 
-def state_notes(points, rules, instruction):
+def _notes(points, rules, instruction):
     """(index, text) of each state note: the first holds the whole register, the rules
     and the instruction; later ones what changed since the note before (the whole
     register again where a slot left it).
@@ -315,12 +315,12 @@ def state_notes(points, rules, instruction):
     Example:
         >>> a = ("a", '  - a = "1" (turn 0 [inferred])')
         >>> b = ("b", '  - b = "2" (turn 2 [inferred])')
-        >>> for index, text in state_notes([(1, (a,)), (3, (a,)), (5, (a, b))], [], ""):
+        >>> for index, text in _notes([(1, (a,)), (3, (a,)), (5, (a, b))], [], ""):
         ...     print(index, text.splitlines())
         1 ['[STATE_REGISTER]', '  - a = "1" (turn 0 [inferred])']
         5 ['[STATE_CHANGES]', '  - b = "2" (turn 2 [inferred])']
         >>> again = ("a", '  - a = "1" (turn 6 [inferred])')  # stated again: no note
-        >>> [index for index, _ in state_notes([(1, (a,)), (7, (again,))], [], "")]
+        >>> [index for index, _ in _notes([(1, (a,)), (7, (again,))], [], "")]
         [1]
     """
     shown: dict[str, str] = {}  # slot: its line, as the notes so far leave it
@@ -369,12 +369,12 @@ def _unturned(line: str | None) -> str | None:
     return f"{head} ({tail.partition(' ')[2]}"
 
 
-def recall_text(recall: Recall) -> str:
+def _recall_text(recall: Recall) -> str:
     """Recalled text with brackets neutralised, so it cannot forge our markers, and
     closed by ``RECALL_END`` so ``strip_compiled_one`` can tell it from user text.
 
     Example:
-        >>> print(recall_text(Recall(2, "user", "see [1]", 1.0)))
+        >>> print(_recall_text(Recall(2, "user", "see [1]", 1.0)))
         [RETIRED_TURN_RECALL turn=2 role=user]: see (1)
         [/RETIRED_TURN_RECALL]
     """
