@@ -166,10 +166,11 @@ class LoopCheckpoints:
         rate, end = self.cached_rate, len(clean)
         for message in clean[len(self.raw_sizes) - 1 :]:
             self.raw_sizes.append(self.raw_sizes[-1] + size(message))
-        points = (*self.points, (end, lines))
+        notes = list(_notes((*self.points, (end, lines)), [], ""))
         frozen = self.frozen
         kept_shown = shown(frozen, first_seen, pointed)
-        kept, kept_sizes = _units(self.lay_out(clean, points, frozen, _texts(kept_shown)))
+        kept_texts = _texts(kept_shown)
+        kept, kept_sizes = _units(emit_loop(clean, frozen.gone, kept_texts, notes))
         stay = sum(kept_sizes)
         raw = self.raw_sizes[end]
         raw_cost = rate * self.raw + (raw - self.raw)
@@ -178,9 +179,10 @@ class LoopCheckpoints:
             end, lines, frozen, kept_shown, False, raw, stay, raw_cost, stay_cost, self.excess
         )
         now_shown = shown(now, first_seen, pointed)
-        units, sizes = _units(self.lay_out(clean, points, now, _texts(now_shown)))
-        if units == kept:  # (the decisions changed nothing shown)
+        now_texts = _texts(now_shown)
+        if now.gone == frozen.gone and now_texts == kept_texts:  # (nothing shown changes)
             return choice
+        units, sizes = _units(emit_loop(clean, now.gone, now_texts, notes))
         same = min(_common(kept, kept_sizes, units), self.sent)  # m
         buy = sum(sizes)
         excess = self.excess + stay - buy
@@ -198,21 +200,6 @@ class LoopCheckpoints:
         self.excess, self.ledger = choice.excess, self.ledger + choice.raw_cost - choice.cost
         self.sent, self.raw = choice.sent, choice.raw
         self.pending = None
-
-    def lay_out(
-        self,
-        clean,
-        points,
-        decisions: Decisions,
-        compacted: dict,
-        rules: list[str] = (),
-        instruction: str = "",
-        recall: Recall | None = None,
-    ) -> Emitted:
-        """The prompt under ``decisions``, payloads as ``compacted`` shows them (their
-        text, or a message built for it)."""
-        gone = decisions.gone
-        return emit_loop(tuple(clean), gone, compacted, points, list(rules), instruction, recall)
 
     def compile(self, made, options, pointed: dict) -> Emitted:
         """The prompt at the end of the history of ``made`` (a fold's ``Made``, the
@@ -232,8 +219,8 @@ class LoopCheckpoints:
         plan = made.plan
         built = {i: plan.replacement(i, c) for i, c in choice.shown.items()}
         points = (*self.points, (choice.end, choice.lines))
-        rules = invariant_lines(options.invariants)
-        return self.lay_out(made.clean, points, decisions, built, rules, made.instruction, shown)
+        notes = list(_notes(points, invariant_lines(options.invariants), made.instruction))
+        return emit_loop(made.clean, decisions.gone, built, notes, shown)
 
     def decide_at(self, made, first_seen: dict, pointed: dict) -> Choice:
         """``decide`` at the end of the history of ``made``, with ``compact``'s decisions
@@ -244,22 +231,20 @@ class LoopCheckpoints:
 
 
 def emit_loop(
-    messages: tuple[Message, ...],
+    messages,
     gone: frozenset[int],
     compacted: dict[int, str | Message],
-    points: tuple[tuple[int, StateLines], ...],
-    rules: list[str],
-    instruction: str = "",
+    notes: list[tuple[int, str]],
     recall: Recall | None = None,
 ) -> Emitted:
     """The messages in order but the retired ones (``gone``), each payload as
-    ``compacted`` shows it, and a state note before each call point of ``points`` whose
-    lines changed, as ``cache_friendly`` writes them (the first holds the whole
-    register, the rules and the instruction); a note whose call point is retired goes
-    before the next message kept. The system prompt is never touched. A recall goes at
-    the end of the last message, a user turn, as ``compact`` places it.
+    ``compacted`` shows it, and the state notes (index, text) as ``cache_friendly``
+    writes them at its call points (``emit._notes``: the first holds the whole register,
+    the rules and the instruction), each before the message of its index; a note whose
+    message is retired goes before the next one kept. The system prompt is never
+    touched. A recall goes at the end of the last message, a user turn, as ``compact``
+    places it.
     """
-    notes = list(_notes(points, rules, instruction))
     out: list[Message] = []
     origins: list[int | None] = []
     at = 0
