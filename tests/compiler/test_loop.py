@@ -130,3 +130,23 @@ def test_a_checkpoint_that_pays_is_not_taken_where_the_bill_would_go_above_the_r
     # the raw call costs 0.1·1200 + 0 = 120; the checkpoint's 0.1·200 + 100 = 120
     assert decide(0.1, 1, ledger=0).take
     assert not decide(0.1, 1, ledger=-0.5).take
+
+
+def test_no_tool_result_goes_without_its_call_and_no_note_comes_between_them():
+    for prompt in calls_of(loop(30), cached_rate=1.0):
+        called = set()
+        for before, message in zip([None, *prompt], prompt, strict=False):
+            if message["role"] == "tool":
+                assert message["tool_call_id"] in called
+                assert before["role"] in ("assistant", "tool")
+            called.update(call["id"] for call in message.get("tool_calls") or ())
+
+
+def test_telemetry_names_what_the_prompt_shows_as_retired_and_compacted():
+    history = loop(30)
+    out, tel = compile_messages(history, mode="compact", cached_rate=1.0, cache=False)
+    shown = {m.get("tool_call_id"): m["content"] for m in out if m["role"] == "tool"}
+    assert tel["compacted_payloads"]
+    for payload in tel["compacted_payloads"]:
+        call_id = history[payload["turn"]]["tool_call_id"]
+        assert len(shown[call_id]) == payload["chars_after"]
