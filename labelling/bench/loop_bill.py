@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 import compiler
 from compiler import Account, Meter, PriceModel, content_text, looks_like_machine_output, replay
+from compiler.layout.billing import Provider
 from labelling.bench.corpus import first_turn_kept
 from labelling.bench.fidelity import identifier_recall, probes
 
@@ -86,12 +87,11 @@ class Totals:
 
 def loop_compact(schema_name: str) -> Strategy:
     """``compact`` as an agent loop calls it: told its provider's cached rate. Each price
-    model is billed the calls compiled with that model's rate (``openai@r``: r;
-    ``anthropic``: 0.1, its read rate; no caching: 1.0, nothing discounted); the
-    characters and tokens sent are those of the calls compiled at 0.1, the lowest rate
-    a major provider bills; identifiers kept and the system prompt and task verbatim
-    are the worst of those runs."""
-    rates = sorted({model.cached_rate for model in MODELS.values()})
+    model that caches is billed the calls compiled with its rate (``openai@r``: r;
+    ``anthropic``: 0.1, its read rate), and no caching those compiled at 0.1, the lowest
+    rate a major provider bills, as are the characters and tokens sent; identifiers kept
+    and the system prompt and task verbatim are the worst of those runs."""
+    rates = sorted({m.cached_rate for m in MODELS.values() if m.provider is not Provider.NONE})
     by_rate = {rate: ours("compact", schema_name, rate).compile for rate in rates}
     label = "this project, compact, cached_rate = the price model's"
     return Strategy("compact", label, None, by_rate)
@@ -243,7 +243,9 @@ def _per_rate(messages: list[dict], strategy: Strategy, counter: str | None) -> 
     worst = min(runs.values(), key=lambda t: t.kept)  # (each run probes the same turns)
     totals = Totals(lowest.chars, lowest.tokens, lowest.calls, wanted=worst.wanted)
     totals.kept = worst.kept
-    totals.costs = {name: runs[model.cached_rate].costs[name] for name, model in MODELS.items()}
+    totals.costs = {
+        name: runs.get(model.cached_rate, lowest).costs[name] for name, model in MODELS.items()
+    }
     for part in ("system", "first_user"):
         counts = [getattr(run, part) for run in runs.values()]
         setattr(totals, part, [min(c[0] for c in counts), max(c[1] for c in counts)])
