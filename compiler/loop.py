@@ -166,12 +166,12 @@ class LoopCheckpoints:
         rate, end = self.cached_rate, len(clean)
         for message in clean[len(self.raw_sizes) - 1 :]:
             self.raw_sizes.append(self.raw_sizes[-1] + size(message))
-        notes = list(_notes((*self.points, (end, lines)), [], ""))
+        notes = [(i, len(text)) for i, text in _notes((*self.points, (end, lines)), [], "")]
         frozen = self.frozen
         kept_shown = shown(frozen, first_seen, pointed)
         kept_texts = _texts(kept_shown)
-        kept, kept_sizes = _units(emit_loop(clean, frozen.gone, kept_texts, notes))
-        stay = sum(kept_sizes)
+        kept_sizes = self._sizes(clean, frozen.gone, kept_texts)
+        stay = sum(kept_sizes) + sum(chars for _, chars in notes)
         raw = self.raw_sizes[end]
         raw_cost = rate * self.raw + (raw - self.raw)
         stay_cost = rate * min(self.sent, stay) + (stay - min(self.sent, stay))
@@ -182,14 +182,34 @@ class LoopCheckpoints:
         now_texts = _texts(now_shown)
         if now.gone == frozen.gone and now_texts == kept_texts:  # (nothing shown changes)
             return choice
-        units, sizes = _units(emit_loop(clean, now.gone, now_texts, notes))
-        same = min(_common(kept, kept_sizes, units), self.sent)  # m
-        buy = sum(sizes)
+        sizes = self._sizes(clean, now.gone, now_texts)
+        buy = stay - sum(kept_sizes) + sum(sizes)
+        changed = (frozen.gone ^ now.gone).union(
+            i for i in kept_texts.keys() | now_texts.keys() if kept_texts.get(i) != now_texts.get(i)
+        )
+        first = min(changed)  # the first message the two prompts show otherwise
+        before = sum(kept_sizes[:first]) + sum(chars for i, chars in notes if i <= first)
+        same = min(before, self.sent)  # m: what opens both prompts, as far as was sent
         excess = self.excess + stay - buy
         buy_cost = rate * same + (buy - same)
         if pays(excess, buy - same, rate) and self.ledger + raw_cost - buy_cost >= 0:
             return Choice(end, lines, now, now_shown, True, raw, buy, raw_cost, buy_cost, 0)
         return Choice(end, lines, frozen, kept_shown, False, raw, stay, raw_cost, stay_cost, excess)
+
+    def _sizes(self, clean, gone, texts: dict) -> list[int]:
+        """Each message's characters as a prompt shows it: none where retired, its text as
+        ``texts`` gives it, and its calls."""
+        raw = self.raw_sizes
+        found = []
+        for index, message in enumerate(clean):
+            if index in gone:
+                found.append(0)
+            elif index in texts:
+                calls = raw[index + 1] - raw[index] - len(message.text)
+                found.append(len(texts[index]) + calls)
+            else:
+                found.append(raw[index + 1] - raw[index])
+        return found
 
     def keep(self, choice: Choice) -> None:
         """Record the choice ``decide`` made."""
@@ -269,19 +289,3 @@ def emit_loop(
 
 def _texts(compacted: dict) -> dict[int, str]:
     return {index: result.text for index, result in compacted.items()}
-
-
-def _units(laid: Emitted) -> tuple[tuple, tuple[int, ...]]:
-    """Each message of a layout as (origin, text), and its characters."""
-    units = tuple(zip(laid.origins, (m.content for m in laid.messages), strict=True))
-    return units, tuple(size(m) for m in laid.messages)
-
-
-def _common(units, sizes, other) -> int:
-    """The characters of the longest run of messages ``units`` and ``other`` open with."""
-    same = 0
-    for mine, theirs, chars in zip(units, other, sizes, strict=False):
-        if mine != theirs:
-            break
-        same += chars
-    return same
