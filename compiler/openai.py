@@ -95,7 +95,8 @@ def patch_openai(
     a prefix of the next (``tests/bench/billed.py``: its bill is below the raw history's on
     every corpus and price model measured). Told the provider's rate, ``mode="compact"``
     with ``cached_rate`` compiles for the loop too (``compiler.loop``); on the dev
-    corpora its bill at the rate it is told is at or below ``cache_friendly``'s.
+    corpora its bill at the rate it is told is below the raw history's, and below
+    ``cache_friendly``'s where its checkpoints pay (SWE-agent and retail at 0.5).
     ``compile_messages`` itself keeps ``compact``, for a one-off compile.
     """
     completions = _completions(client)
