@@ -21,7 +21,6 @@ from dataclasses import asdict, dataclass, field, replace
 
 import compiler
 from compiler import Account, Meter, PriceModel, content_text, looks_like_machine_output, replay
-from compiler.layout.billing import Provider
 from labelling.bench.corpus import first_turn_kept
 from labelling.bench.fidelity import identifier_recall, probes
 
@@ -91,7 +90,7 @@ def loop_compact(schema_name: str) -> Strategy:
     ``anthropic``: 0.1, its read rate), and no caching those compiled at 0.1, the lowest
     rate a major provider bills, as are the characters and tokens sent; identifiers kept
     and the system prompt and task verbatim are the worst of those runs."""
-    rates = sorted({m.cached_rate for m in MODELS.values() if m.provider is not Provider.NONE})
+    rates = sorted({model.cached_rate for name, model in MODELS.items() if name != "none"})
     by_rate = {rate: ours("compact", schema_name, rate).compile for rate in rates}
     label = "this project, compact, cached_rate = the price model's"
     return Strategy("compact", label, None, by_rate)
