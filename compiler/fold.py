@@ -32,6 +32,7 @@ from compiler.layout import (
 )
 from compiler.layout.emit import Emitted, Recall, emit, keyed_state_lines
 from compiler.layout.recall import recall
+from compiler.loop import LoopCheckpoints
 from compiler.memo import Memo
 from compiler.protocol import DeclareState, render_instruction
 from compiler.read import Message
@@ -74,6 +75,9 @@ class Fold:
         # cache_friendly: each call point (an assistant turn) and the state lines before it
         self.points: list[tuple[int, tuple]] = []
         self.checkpoints = Checkpoints(options.cached_rate)  # cache_friendly's cuts so far
+        # compact, told the provider's cached rate: compiled for a loop (``compiler.loop``)
+        looping = options.mode == "compact" and options.cached_rate is not None
+        self.loop = LoopCheckpoints(options.cached_rate) if looping else None
         self.memo = Memo()
 
     def copy(self) -> Fold:
@@ -85,6 +89,8 @@ class Fold:
         twin.memo = self.memo.copy()
         twin.declare = self.declare.copy()
         twin.fold, twin.checkpoints = self.fold.copy(), self.checkpoints.copy()
+        if self.loop is not None:
+            twin.loop = self.loop.copy()
         return twin
 
     def extend(self, messages, keys=None, warnings=(), items=None) -> Fold:
@@ -103,11 +109,14 @@ class Fold:
     def advance(self, message: Message) -> None:
         """Every per-message stage, for one more message: strip a compile's own markup
         (a stripped header's declared facts carried), declare (the write path), classify,
-        extract and fold into the register, read key, status lines.
+        extract and fold into the register, read key, status lines. Before an assistant
+        message, a loop's call point is settled (``compiler.loop``).
 
         (One method: the same stages as functions run over a tuple, as the whole-history
         ones are, folded the dev corpora's messages 1.6% (airline) and 4.8% (retail)
         slower, timed in one process, best of 9 alternating runs.)"""
+        if self.loop is not None and message.role == "assistant" and self.clean:
+            settle_call(self)
         self.original.append(message)
         if message.role in STRIPPED_ROLES:  # (only these can carry what a compile wrote)
             stripped, touched = strip_compiled_one(message)
@@ -276,6 +285,7 @@ class Made:
     recall: Recall | None = None
     instruction: str = ""
     emitted: Emitted | None = None
+    first_seen: dict | None = None  # compact in a loop: each payload as first seen
 
 
 def retire_turns(fold: Fold, made: Made) -> None:
@@ -294,9 +304,8 @@ def retire_turns(fold: Fold, made: Made) -> None:
     made.gone = frozenset(r.turn for r in made.retired)
 
 
-def plan_payloads(fold: Fold, made: Made) -> None:
-    """How each payload is shown (``compact.plan``)."""
-    plan = PayloadPlan(
+def payload_plan(fold: Fold, made: Made) -> PayloadPlan:
+    return PayloadPlan(
         made.clean,
         made.kinds,
         fold.read_keys,
@@ -305,7 +314,27 @@ def plan_payloads(fold: Fold, made: Made) -> None:
         fold.memo,
         made.remember,
     )
-    made.plan = plan
+
+
+def settle_call(fold: Fold) -> None:
+    """``compact`` in a loop: decide the call point at the end of the history so far, as
+    the last ``finish`` decided it where that was this history's (``compiler.loop``)."""
+    loop = fold.loop
+    pending = loop.pending
+    if pending is None or pending.end != len(fold.clean):
+        made = Made(tuple(fold.clean), tuple(fold.kinds), fold.fold.result())
+        made.numbers = numbers = _numbers(fold)
+        made.number = numbers.__getitem__ if numbers is not None else None
+        retire_turns(fold, made)
+        plan = payload_plan(fold, made)
+        made.compacted = plan.compacted(made.gone, made.number)
+        pending = loop.decide_at(made, plan.first_sight(made.number), fold.memo.pointed)
+    loop.keep(pending)
+
+
+def plan_payloads(fold: Fold, made: Made) -> None:
+    """How each payload is shown (``compact.plan``)."""
+    made.plan = plan = payload_plan(fold, made)
     if fold.options.mode == "compact":
         made.compacted = plan.compacted(made.gone, made.number)
     else:
@@ -313,6 +342,8 @@ def plan_payloads(fold: Fold, made: Made) -> None:
         made.compacted = fold.checkpoints.cut(fold, made, plan.first_sight(made.number, cuts))
     if not made.remember:  # what a later compile would reuse, let go before the layout
         fold.memo.forget_payloads()
+    if fold.loop is not None:  # (compact in a loop: the payloads after its frozen head)
+        made.first_seen = plan.first_sight(made.number)
     if not fold.resumable:  # (read by the plan, and by the read key of a message to come)
         fold.read_keys.clear()
         fold.calls.clear()
@@ -331,6 +362,9 @@ def teach(fold: Fold, made: Made) -> None:
 
 def lay_out(fold: Fold, made: Made) -> None:
     plan = made.plan
+    if fold.loop is not None:
+        made.emitted = fold.loop.compile(made, fold.options, fold.memo.pointed)
+        return
     made.emitted = emit(
         made.clean,
         register=made.register,

@@ -92,9 +92,12 @@ def patch_openai(
 
     The mode is ``cache_friendly`` unless ``mode`` names another: a patched client is
     called by a loop that re-sends its history, and that mode keeps each call's prompt
-    a prefix of the next (``tests/bench/billed.py``: its bill is below ``compact``'s on
-    every corpus and price model measured but SWE-agent histories at a cached rate of
-    0.5). ``compile_messages`` itself keeps ``compact``, for a one-off compile.
+    a prefix of the next (``tests/bench/billed.py``: its bill is below the raw history's on
+    every corpus and price model measured). Told the provider's rate, ``mode="compact"``
+    with ``cached_rate`` compiles for the loop too (``compiler.loop``); on the dev
+    corpora its bill at the rate it is told is below the raw history's, and below
+    ``cache_friendly``'s where its checkpoints pay (SWE-agent and retail at 0.5).
+    ``compile_messages`` itself keeps ``compact``, for a one-off compile.
     """
     completions = _completions(client)
     original = getattr(completions.create, _ORIGINAL, completions.create)

@@ -36,8 +36,9 @@ class Options:
     # mark the end of the stable prefix with ``cache_control`` (explicit breakpoints);
     # off by default, so the output stays in the plain OpenAI message shape
     cache_marks: bool = False
-    # cache_friendly: the provider's cached rate, which sets where old payloads are cut
-    # (``compact.checkpoints``: the lowest a major provider bills, so every cut pays at any)
+    # the provider's cached rate, for a loop's calls: compact compiles for the loop
+    # (``compiler.loop``), cache_friendly cuts old payloads where that pays
+    # (``compact.checkpoints``); None: neither
     cached_rate: float | None = DEFAULT_CACHED_RATE
 
     @property

@@ -120,8 +120,10 @@ class CompileOptions(BaseModel):
         ge=0,
         le=1,
         strict=True,
-        description="cache_friendly: the provider's cached rate (0 to 1), which sets where "
-        "old tool payloads are cut at checkpoints that pay at it; without it, none is cut.",
+        description="The provider's cached rate (0 to 1), for a loop's calls. compact: its "
+        "decisions about earlier turns are taken only at checkpoints that pay at it, the state "
+        "in notes, so each call's prompt extends the last between them; cache_friendly: old "
+        "tool payloads are cut at checkpoints that pay at it. Without it, neither.",
     )
 
 

@@ -17,7 +17,7 @@ so rows made in separate jobs are summed in any order (``Totals.add``), and stor
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import compiler
 from compiler import Account, Meter, PriceModel, content_text, looks_like_machine_output, replay
@@ -31,6 +31,7 @@ MODELS = {
     "anthropic": PriceModel.anthropic(breakpoints="auto"),
     "none": PriceModel.none(),
 }
+MODES = ("compact", "cache_friendly")
 PLACEHOLDER = "Old environment output: ({} lines omitted)"
 
 
@@ -39,6 +40,9 @@ class Strategy:
     key: str
     label: str
     compile: Callable[[list[dict]], list[dict]] | None  # None: the history as it is
+    # a compile per cached rate, where a loop names its provider's (``per_rate``): each
+    # price model is billed the calls compiled at its own rate, and ``compile`` is unused
+    by_rate: dict[float, Callable[[list[dict]], list[dict]]] | None = None
 
 
 RAW = Strategy("raw", "raw history, no compile", None)
@@ -78,6 +82,18 @@ class Totals:
 
 
 # -- strategies --------------------------------------------------------------
+
+
+def loop_compact(schema_name: str) -> Strategy:
+    """``compact`` as an agent loop calls it: told its provider's cached rate. Each price
+    model that caches is billed the calls compiled with its rate (``openai@r``: r;
+    ``anthropic``: 0.1, its read rate), and no caching those compiled at 0.1, the lowest
+    rate a major provider bills, as are the characters and tokens sent; identifiers kept
+    and the system prompt and task verbatim are the worst of those runs."""
+    rates = sorted({model.cached_rate for name, model in MODELS.items() if name != "none"})
+    by_rate = {rate: ours("compact", schema_name, rate).compile for rate in rates}
+    label = "this project, compact, cached_rate = the price model's"
+    return Strategy("compact", label, None, by_rate)
 
 
 def ours(mode: str, schema_name: str, cached_rate: float | None = None) -> Strategy:
@@ -148,13 +164,21 @@ def _tool_output(message: dict) -> bool:
 
 
 def strategies(
-    schema_name: str, *, use_peer: bool = True, cached_rates: tuple[float, ...] = ()
+    schema_name: str,
+    *,
+    use_peer: bool = True,
+    cached_rates: tuple[float, ...] = (),
+    one_off: bool = False,
 ) -> tuple[list[Strategy], list[str]]:
-    """Raw, both of this project's modes (``cache_friendly`` again at each of
-    ``cached_rates``), the peer when installed, masking 3 and 10; and a note for each
-    strategy that could not be set up."""
-    found = [RAW, ours("compact", schema_name), ours("cache_friendly", schema_name)]
-    found += [ours("cache_friendly", schema_name, rate) for rate in cached_rates]
+    """Raw, both of this project's modes (``compact`` as a loop calls it,
+    ``loop_compact``; with ``one_off``, also compiled as a one-off compile per call, with
+    no cached rate; each mode again at each of ``cached_rates``), the peer when
+    installed, masking 3 and 10; and a note for each strategy that could not be set up."""
+    found = [RAW, loop_compact(schema_name), ours("cache_friendly", schema_name)]
+    if one_off:
+        label = "this project, compact, a one-off compile per call (no cached_rate)"
+        found.insert(2, replace(ours("compact", schema_name), key="compact-one-off", label=label))
+    found += [ours(mode, schema_name, rate) for rate in cached_rates for mode in MODES]
     notes = []
     if use_peer:
         other = peer(schema_name)
@@ -177,6 +201,8 @@ def run_one(messages: list[dict], strategy: Strategy, counter: str | None = None
         >>> totals.costs["openai@0.1"] == totals.tokens  # under 1,024 tokens nothing is cached
         True
     """
+    if strategy.by_rate is not None:
+        return _per_rate(messages, strategy, counter)
     meter = Meter(counter)
     accounts = {name: Account(model) for name, model in MODELS.items()}
     totals = Totals()
@@ -203,6 +229,25 @@ def run_one(messages: list[dict], strategy: Strategy, counter: str | None = None
         totals.system = [int(system_ok), 1]
     if first_turn_kept(messages, messages, "user") is not None:
         totals.first_user = [int(first_user_ok), 1]
+    return totals
+
+
+def _per_rate(messages: list[dict], strategy: Strategy, counter: str | None) -> Totals:
+    """``run_one`` of a strategy compiled per cached rate (``Strategy.by_rate``)."""
+    runs = {
+        rate: run_one(messages, Strategy(strategy.key, strategy.label, compile), counter)
+        for rate, compile in strategy.by_rate.items()
+    }
+    lowest = runs[min(runs)]
+    worst = min(runs.values(), key=lambda t: t.kept)  # (each run probes the same turns)
+    totals = Totals(lowest.chars, lowest.tokens, lowest.calls, wanted=worst.wanted)
+    totals.kept = worst.kept
+    totals.costs = {
+        name: runs.get(model.cached_rate, lowest).costs[name] for name, model in MODELS.items()
+    }
+    for part in ("system", "first_user"):
+        counts = [getattr(run, part) for run in runs.values()]
+        setattr(totals, part, [min(c[0] for c in counts), max(c[1] for c in counts)])
     return totals
 
 

@@ -23,7 +23,14 @@ raw history:
 
 Strategies: ``raw`` (the history as it is); this project's ``compact`` and
 ``cache_friendly`` modes (``compile_messages`` with the corpus's schema, incremental as a
-loop calls it; ``--cached-rate R`` adds ``cache_friendly`` compiled with that option); the
+loop calls it). ``compact`` is called as a loop calls it, told its provider's cached rate
+(``compiler.loop``): each price model's column bills the calls compiled with that
+model's rate (``cached_rate`` 0.1, 0.25 and 0.5 for ``openai@`` 0.1, 0.25 and 0.5; 0.1,
+the read rate, for ``anthropic``), so that row is four replays; its characters and
+tokens are those of the replay at 0.1, its identifiers and verbatim columns the worst
+of the replays (``labelling.bench.loop_bill.loop_compact``). ``--one-off`` adds
+``compact`` with no cached rate, a one-off compile per call, as it was measured before;
+``--cached-rate R`` adds both modes compiled with that option at every column. The
 peer ``contextgc`` 0.4.6 (compact mode, as ``labelling.bench.compare``
 calls it); ``headroom-ai`` 0.42.0 (``from headroom import compress``, model ``gpt-4o``, its
 defaults); and observation masking as SWE-agent's ``LastNObservations`` does it, keeping
@@ -137,7 +144,10 @@ def measure(path: Path, schema: str, args) -> dict:
     if args.longest:
         corpus = sorted(corpus, key=lambda t: -t.chars)[: args.longest]
     strategies, notes = loop_strategies(
-        schema, use_peer=not args.no_peer, cached_rates=tuple(args.cached_rate)
+        schema,
+        use_peer=not args.no_peer,
+        cached_rates=tuple(args.cached_rate),
+        one_off=args.one_off,
     )
     worker = None
     if not args.no_headroom:
@@ -247,6 +257,11 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         help="also compile cache_friendly with this cached_rate option (repeatable)",
+    )
+    parser.add_argument(
+        "--one-off",
+        action="store_true",
+        help="also compile compact with no cached_rate, as a one-off compile per call",
     )
     parser.add_argument("--no-peer", action="store_true")
     parser.add_argument("--no-headroom", action="store_true")

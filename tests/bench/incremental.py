@@ -2,6 +2,7 @@
 
     python tests/bench/incremental.py ../shared/corpora/airline/gpt-4o-trajectories-dev.json \\
         --schema travel [--longest 5] [--repeats 3] [--mode compact|cache_friendly]
+        [--cached-rate R]
 
 A loop calls the compiler once per turn with the whole history so far. For the
 ``--longest`` transcripts of a corpus this replays exactly that, three ways in the
@@ -65,11 +66,13 @@ def session_incremental(history, options) -> list[float]:
     return times
 
 
-def session_full(history, schema, mode) -> list[float]:
+def session_full(history, schema, mode, cached_rate=None) -> list[float]:
     times = []
     for end in range(1, len(history) + 1):
         started = time.perf_counter()
-        compiler.compile_messages(history[:end], schema=schema, mode=mode, cache=False)
+        compiler.compile_messages(
+            history[:end], schema=schema, mode=mode, cache=False, cached_rate=cached_rate
+        )
         times.append(time.perf_counter() - started)
     return times
 
@@ -109,7 +112,11 @@ def check_equal(history, options, schema) -> None:
         result, warnings = cache.compile(history[:end], options, options.cache_key)
         inc = _finish(result, warnings, 0.0, None)
         full = compiler.compile_messages(
-            history[:end], schema=schema, mode=options.mode, cache=False
+            history[:end],
+            schema=schema,
+            mode=options.mode,
+            cache=False,
+            cached_rate=options.cached_rate,
         )
         for out in (inc, full):
             out[1].pop("compile_time_ms")
@@ -139,20 +146,29 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--mode", default="compact", help="this project's mode (the peer's: compact)"
     )
+    parser.add_argument(
+        "--cached-rate", type=float, help="the cached_rate option (compact: compiled for a loop)"
+    )
     args = parser.parse_args(argv)
     schema = compiler.load_schema(args.schema)
-    options = Options.build(schema=schema, mode=args.mode)
+    options = Options.build(schema=schema, mode=args.mode, cached_rate=args.cached_rate)
     peer_schema = contextgc.load_schema(args.schema) if contextgc else None
     sessions = longest(args.corpus, args.longest)
     rows = {"incremental": [], "full": [], "peer": []}
-    print(f"corpus {args.corpus}  schema {args.schema}  mode {args.mode}  sessions {len(sessions)}")
+    print(
+        f"corpus {args.corpus}  schema {args.schema}  mode {args.mode}"
+        f"  cached_rate {args.cached_rate}  sessions {len(sessions)}"
+    )
     for name, history in sessions:
         check_equal(history, options, schema)
         rows["incremental"].append(
             best_of(lambda h=history: session_incremental(h, options), args.repeats)
         )
         rows["full"].append(
-            best_of(lambda h=history: session_full(h, schema, args.mode), args.repeats)
+            best_of(
+                lambda h=history: session_full(h, schema, args.mode, args.cached_rate),
+                args.repeats,
+            )
         )
         if contextgc:
             rows["peer"].append(

@@ -5,7 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from labelling.bench.loop_bill import RAW, Totals, figures, masking, ours, run_one
+from labelling.bench.loop_bill import (
+    RAW,
+    Totals,
+    figures,
+    loop_compact,
+    masking,
+    ours,
+    run_one,
+)
 
 # a real 62-message tau-bench airline trajectory (the site's load-test fixture)
 TRAJECTORY = Path(__file__).resolve().parents[1] / "fixtures" / "site"
@@ -56,3 +64,16 @@ def test_totals_survive_json_and_add_up_in_any_order():
         right.add(part)
     assert left == right
     assert left.calls == one.calls + two.calls
+
+
+def test_compact_as_a_loop_calls_it_bills_each_price_model_at_its_own_rate():
+    messages = airline()
+    found = run_one(messages, loop_compact("travel"), "chars")
+    at = {rate: run_one(messages, ours("compact", "travel", rate), "chars") for rate in (0.1, 0.5)}
+    assert found.costs["openai@0.5"] == at[0.5].costs["openai@0.5"]
+    assert found.costs["openai@0.1"] == at[0.1].costs["openai@0.1"]
+    assert found.costs["anthropic"] == at[0.1].costs["anthropic"]  # its read rate
+    assert (found.tokens, found.calls) == (at[0.1].tokens, at[0.1].calls)
+    assert found.kept <= min(run.kept for run in at.values())  # the worst of its runs
+    raw = run_one(messages, RAW, "chars")
+    assert all(found.costs[name] <= raw.costs[name] for name in found.costs)
