@@ -227,7 +227,30 @@ def extract_turn(text: str, turn: int, schema: Schema) -> list[Observation]:
             if hit is not None:
                 value, start, end = hit
                 observations.append(_observed(slot.name, value, turn, _INFERRED, start, end))
+    if schema.yielding and len(observations) > 1:
+        return yielded(observations, schema.yielding)
     return observations
+
+
+def yielded(observations: list[Observation], yielding: dict) -> list[Observation]:
+    """``observations`` but those of a slot that yields (``yields_to``) to a slot whose
+    observation in the turn was read at the same place (their matches overlap).
+
+    Example:
+        >>> found = [Observation("profile", "5 Elm Road", 1, start=0, end=40),
+        ...          Observation("order", "5 Elm Road", 1, start=28, end=40)]
+        >>> [o.slot for o in yielded(found, {"order": ("profile",)})]
+        ['profile']
+    """
+    return [
+        o
+        for o in observations
+        if o.slot not in yielding
+        or not any(
+            other.slot in yielding[o.slot] and other.start < o.end and o.start < other.end
+            for other in observations
+        )
+    ]
 
 
 def _first_match(text: str, folded: str, slot: Slot) -> tuple[str, int, int] | None:
