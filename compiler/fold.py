@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 from compiler.compact import Checkpoints, has_safety_signal, next_read_key, status_values
 from compiler.compact.plan import NO_STATUS, PayloadPlan
-from compiler.facts import PROVENANCE_RANK
 from compiler.frozen import build
 from compiler.layout import (
     CHANGES_MARKER,
@@ -36,7 +35,8 @@ from compiler.loop import LoopCheckpoints
 from compiler.memo import Memo
 from compiler.protocol import DeclareState, render_instruction
 from compiler.read import Message
-from compiler.state import Kind, RegisterFold, classify_next, extract_message
+from compiler.state import Kind, RegisterFold, classify_next, extract_parts
+from compiler.state.answers import Held, settled
 from compiler.state.requests import asks_more
 from compiler.state.retire import retire
 from compiler.types import Compilation, Options
@@ -66,6 +66,7 @@ class Fold:
         self.carried: tuple = ()  # declared facts of a stripped header, not folded yet
         self.declare = DeclareState(schema, options.declaration_policy, options.value_policy)
         self.fold = RegisterFold(*((schema.immutable, schema.scopes) if schema else ()))
+        self.held: Held | None = None  # a turn whose state-changing calls await answers
         self.task_seen = False
         self.calls: dict = {}  # each tool call read so far, by id (``next_read_key``)
         # per message, the SWE-agent status its text ends with (open file, directory),
@@ -128,6 +129,8 @@ class Fold:
                 return
         clean = self.clean
         turn = len(clean)
+        if self.held is not None:
+            self._answer(message)
         if self.carried:  # declared in a header this message held, or one just before it
             self.fold_carried(turn)
         if turn and message.role == "assistant" and self.options.mode == "cache_friendly":
@@ -149,15 +152,28 @@ class Fold:
 
     def _observe(self, message: Message, kind: Kind, turn: int, declared) -> None:
         schema = self.options.schema
-        inferred = []
+        said, acted = [], ()
         if schema is not None:
             skip = self.declare.keys_by_turn.get(turn, ())
-            inferred = extract_message(message, kind, turn, schema, skip, self.memo.decoded)
-        if declared:
-            batch = sorted((*inferred, *declared), key=lambda o: PROVENANCE_RANK[o.provenance])
-            self.fold.apply_turn(batch, message.role)
-        elif inferred:  # in provenance order already: the read path's, then the action path's
-            self.fold.apply_turn(inferred, message.role)
+            said, acted = extract_parts(message, kind, turn, schema, skip, self.memo.decoded)
+        if not (said or acted or declared):
+            return
+        held = Held.of(message, said, acted, declared)
+        if held.waiting:  # its effect waits for the tool's answers (``state.answers``)
+            self.held = held
+        else:
+            held.apply(self.fold)
+
+    def _answer(self, message: Message) -> None:
+        """``message`` answers one of the held turn's calls, or the held turn is over: a
+        call it does not answer counts as done."""
+        held = self.held
+        if held.awaits(message):
+            held = self.held = held.answered(message)
+            if held.waiting:
+                return
+        self.held = None
+        held.apply(self.fold)
 
     def holds_header(self, message: Message, stripped: Message | None) -> bool:
         """Whether a system message holds a state block where a compile writes one: at
@@ -192,7 +208,7 @@ class Fold:
         holds; a one-off compile remembers nothing, and lets go of its memo here, before
         the caller builds its output and telemetry (the decoded JSON of every payload is
         the largest part of a compile's peak memory)."""
-        made = Made(tuple(self.clean), tuple(self.kinds), self.fold.result(), remember)
+        made = Made(tuple(self.clean), tuple(self.kinds), settled(self.fold, self.held), remember)
         made.numbers = numbers = _numbers(self)
         made.number = numbers.__getitem__ if numbers is not None else None
         for stage in HISTORY_STAGES:

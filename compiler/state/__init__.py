@@ -9,7 +9,7 @@ cheap live here too, as does ``StateDAG``, the register fed turn by turn.
 from compiler.state.classify import Kind, classify_next, looks_like_machine_output
 from compiler.state.contracts import satisfies
 from compiler.state.dates import iso_date
-from compiler.state.extract import argument_at, extract_message
+from compiler.state.extract import argument_at, extract_message, extract_parts
 from compiler.state.prefilter import (
     admits,
     ascii_letters,
@@ -42,6 +42,7 @@ __all__ = [
     "checking_order",
     "classify_next",
     "extract_message",
+    "extract_parts",
     "fold",
     "iso_date",
     "leading_literals",

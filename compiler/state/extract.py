@@ -98,16 +98,33 @@ def extract_message(
     """What one message says (read path) and did (action path). ``memo`` holds the JSON
     texts decoded before (``jsonio.decode_json``): the read keys decode the same
     tool-call arguments (``compiler.compact.read_keys``)."""
-    found: list[Observation] = []
+    said, acted = extract_parts(message, kind, turn, schema, declared, memo)
+    for _, found in acted:
+        said.extend(found)
+    return said
+
+
+def extract_parts(
+    message: Message, kind: Kind, turn: int, schema: Schema, declared=(), memo=None
+) -> tuple[list[Observation], tuple[tuple[str | None, list[Observation]], ...]]:
+    """``extract_message`` kept apart: what the message says, and per tool call that sets
+    or ends state, its id and what it did, so that a call the tool refused can be dropped
+    when its answer comes (``answers.Held``)."""
+    said: list[Observation] = []
     if kind is _SPEECH and message.role in SPEAKING_ROLES:
-        found = extract_turn(message.content or "", turn, schema)
+        said = extract_turn(message.content or "", turn, schema)
         if declared:
-            found = [o for o in found if o.slot not in declared]
+            said = [o for o in said if o.slot not in declared]
     # only calls that set or end state are read: a lookup's arguments need not even be decoded
     acting = schema.committing_by_tool
-    if acting and message.role == "assistant" and message.tool_calls:
-        found.extend(extract_actions(message.tool_calls, turn, acting, memo))
-    return found
+    if not (acting and message.role == "assistant" and message.tool_calls):
+        return said, ()
+    acted = tuple(
+        (call.id, extract_actions((call,), turn, acting, memo))
+        for call in message.tool_calls
+        if call.name in acting
+    )
+    return said, acted
 
 
 def extract_actions(calls, turn: int, acting: dict, memo=None) -> list[Observation]:
@@ -210,7 +227,30 @@ def extract_turn(text: str, turn: int, schema: Schema) -> list[Observation]:
             if hit is not None:
                 value, start, end = hit
                 observations.append(_observed(slot.name, value, turn, _INFERRED, start, end))
+    if schema.yielding and len(observations) > 1:
+        return yielded(observations, schema.yielding)
     return observations
+
+
+def yielded(observations: list[Observation], yielding: dict) -> list[Observation]:
+    """``observations`` but those of a slot that yields (``yields_to``) to a slot whose
+    observation in the turn was read at the same place (their matches overlap).
+
+    Example:
+        >>> found = [Observation("profile", "5 Elm Road", 1, start=0, end=40),
+        ...          Observation("order", "5 Elm Road", 1, start=28, end=40)]
+        >>> [o.slot for o in yielded(found, {"order": ("profile",)})]
+        ['profile']
+    """
+    return [
+        o
+        for o in observations
+        if o.slot not in yielding
+        or not any(
+            other.slot in yielding[o.slot] and other.start < o.end and o.start < other.end
+            for other in observations
+        )
+    ]
 
 
 def _first_match(text: str, folded: str, slot: Slot) -> tuple[str, int, int] | None:

@@ -31,27 +31,19 @@ from pathlib import Path
 from typing import Any
 
 from compiler.errors import SchemaError
-from compiler.state.prefilter import (
-    Checks,
-    checking_order,
-    required_literals,
-    shared_clauses,
-)
+from compiler.state.prefilter import Checks, checking_order, required_literals, shared_clauses
 from compiler.state.schema_format import (
     Effect,
     PatternNote,
     action_effect,
     check_scopes,
+    check_yields,
     digest,
     expand_authored,
+    slot_links,
 )
 from compiler.state.shipped import shipped
-from compiler.state.starts import (
-    TEXT_START,
-    leading_literals,
-    word_bounded,
-    word_char,
-)
+from compiler.state.starts import TEXT_START, leading_literals, word_bounded, word_char
 
 SCHEMA_DIR = Path(__file__).parent.parent / "schemas"
 MEASUREMENT_SUFFIX = ".measurement.json"
@@ -98,6 +90,7 @@ class Slot:
     contract: str | None = None
     actions: tuple[ActionMap, ...] = ()
     scope: str | None = None
+    yields_to: tuple[str, ...] = ()  # slots that take a value both read at one place
     needs: tuple = field(default=(), compare=False)
     leads: tuple = field(default=(), compare=False)
 
@@ -213,6 +206,11 @@ class Schema:
         """Scoped slot → the entity slot it is kept per (``"scope"`` in the schema)."""
         return {slot.name: slot.scope for slot in self.slots if slot.scope is not None}
 
+    @cached_property
+    def yielding(self) -> dict[str, tuple[str, ...]]:
+        """Slot → the slots it yields to (``"yields_to"`` in the schema)."""
+        return {slot.name: slot.yields_to for slot in self.slots if slot.yields_to}
+
     @property
     def slot_names(self) -> tuple[str, ...]:
         return tuple(slot.name for slot in self.slots)
@@ -254,7 +252,7 @@ def load_schema(name_or_path: str | Path | dict | Schema) -> Schema:
     Example:
         >>> schema = load_schema("logistics")
         >>> schema.slot_names
-        ('active_order', 'delivery_address', 'payment_method')
+        ('active_order', 'delivery_address', 'payment_method', 'profile_address')
         >>> load_schema({"order_id": [r"order (ORD-\\d+)"]}).slot_names
         ('order_id',)
     """
@@ -311,10 +309,9 @@ def schema_from_dict(data: Any, *, default_name: str) -> Schema:
         raw_slots.pop("name", None)
         raw_slots.pop("immutable", None)  # read below, whatever the layout
     slots = tuple(_slot(key, value) for key, value in sorted(raw_slots.items()))
-    check_scopes(
-        {slot.name: slot.scope for slot in slots if slot.scope is not None},
-        frozenset(slot.name for slot in slots),
-    )
+    names = frozenset(slot.name for slot in slots)
+    check_scopes({slot.name: slot.scope for slot in slots if slot.scope is not None}, names)
+    check_yields({slot.name: slot.yields_to for slot in slots}, names)
     immutable = data.get("immutable", data.get("__immutable__", ()))
     if not isinstance(immutable, list | tuple) or not all(isinstance(k, str) for k in immutable):
         raise SchemaError("'immutable' must be a list of slot names")
@@ -350,10 +347,8 @@ def _slot(name: str, spec: Any) -> Slot:
         except re.error as exc:
             raise SchemaError(f"slot {name!r}: contract does not compile: {exc}") from exc
     actions = tuple(_action(name, a) for a in spec.get("actions", []))
-    scope = spec.get("scope")
-    if scope is not None and not isinstance(scope, str):
-        raise SchemaError(f"slot {name!r}: 'scope' must be the name of another slot")
-    return Slot(name=name, patterns=patterns, contract=contract, actions=actions, scope=scope)
+    scope, yields_to = slot_links(name, spec)
+    return Slot(name, patterns, contract, actions, scope, yields_to)
 
 
 def compile_pattern(slot: str, pattern: Any) -> re.Pattern:
@@ -385,7 +380,7 @@ def schema_summary(name: str) -> dict:
     Example:
         >>> summary = schema_summary("logistics")
         >>> summary["slots"]
-        ['active_order', 'delivery_address', 'payment_method']
+        ['active_order', 'delivery_address', 'payment_method', 'profile_address']
     """
     schema = load_schema(name)
     measurement = schema.measurement

@@ -126,6 +126,42 @@ def check_scopes(scopes: dict[str, Any], slots: frozenset[str]) -> None:
             chain.append(after)
 
 
+def slot_links(name: str, spec: dict) -> tuple[str | None, tuple[str, ...]]:
+    """A slot's ``scope`` (the slot whose values are its entities) and ``yields_to`` (the
+    slots that take a value both read at the same place in a turn: a street address after
+    "your default address is" is the profile's, not an order's delivery address).
+
+    Example:
+        >>> slot_links("a", {"scope": "b", "yields_to": ["c"]})
+        ('b', ('c',))
+        >>> slot_links("a", {"yields_to": "c"})
+        Traceback (most recent call last):
+        compiler.errors.SchemaError: slot 'a': 'yields_to' must be a list of other slots' names
+    """
+    scope, yields = spec.get("scope"), spec.get("yields_to", [])
+    if scope is not None and not isinstance(scope, str):
+        raise SchemaError(f"slot {name!r}: 'scope' must be the name of another slot")
+    if not isinstance(yields, list) or not all(isinstance(y, str) and y != name for y in yields):
+        raise SchemaError(f"slot {name!r}: 'yields_to' must be a list of other slots' names")
+    return scope, tuple(yields)
+
+
+def check_yields(yields: dict[str, tuple[str, ...]], slots: frozenset[str]) -> None:
+    """Refuse a ``yields_to`` that names no slot of the schema.
+
+    Example:
+        >>> check_yields({"address": ("profile",)}, frozenset({"address"}))
+        Traceback (most recent call last):
+        compiler.errors.SchemaError: slot 'address': yields_to 'profile' names no slot of ...
+    """
+    for slot, names in sorted(yields.items()):
+        for other in names:
+            if other not in slots:
+                raise SchemaError(
+                    f"slot {slot!r}: yields_to {other!r} names no slot of this schema"
+                )
+
+
 FRAGMENT_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 PATTERN_KEYS = frozenset({"regex", "reason", "matches", "rejects"})
 
@@ -343,6 +379,7 @@ def digest(slots: tuple, immutable: Any) -> str:
             "actions": [[a.tool, a.argument, _digested(a.effect)] for a in slot.actions],
             # (only where given, so a schema without scopes keeps its digest)
             **({"scope": slot.scope} if slot.scope is not None else {}),
+            **({"yields_to": list(slot.yields_to)} if slot.yields_to else {}),
         }
         for slot in slots
     }

@@ -58,7 +58,7 @@ class StateDAG:
         old = self._schema.slot(slot)
         if old is not None:
             slots[slots.index(old)] = Slot(
-                slot, old.patterns + compiled, old.contract, old.actions, old.scope
+                slot, old.patterns + compiled, old.contract, old.actions, old.scope, old.yields_to
             )
         else:
             slots.append(Slot(slot, compiled))
@@ -103,4 +103,5 @@ def _slot_data(slot: Slot) -> dict:
             {"tool": a.tool, "argument": a.argument, "effect": a.effect.value} for a in slot.actions
         ],
         **({"scope": slot.scope} if slot.scope is not None else {}),
+        **({"yields_to": list(slot.yields_to)} if slot.yields_to else {}),
     }

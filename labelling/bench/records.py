@@ -61,7 +61,7 @@ from labelling.bench.records_db import (
     Note,
     Snapshot,
 )
-from labelling.bench.records_values import same, street_line_only
+from labelling.bench.records_values import ADDRESS_SLOTS, same, street_line_only
 
 QUOTE_CHARS = 600
 
@@ -272,7 +272,7 @@ def score_transcript(ident: str, parsed, schema, db: Database) -> TranscriptScor
         bucket, reason, matched, before, after = score_entry(entry, states, db, schema.name)
         contradicted = bucket is Bucket.CONTRADICTED
         partial = (
-            entry.slot == "delivery_address"
+            entry.slot in ADDRESS_SLOTS
             and bucket is Bucket.CORROBORATED
             and street_line_only(entry.value)
         )

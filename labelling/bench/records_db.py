@@ -181,6 +181,10 @@ def _addresses(s: Snapshot, db: Database) -> list:
     return [s.record.get("address")] if s.kind in (Kind.ORDER, Kind.USER) else []
 
 
+def _user_address(s: Snapshot, db: Database) -> list:
+    return [s.record.get("address")] if s.kind is Kind.USER else []
+
+
 def _payments(s: Snapshot, db: Database) -> list:
     if s.kind is not Kind.ORDER:
         return []
@@ -257,6 +261,7 @@ FIELDS: dict[str, dict[str, Field]] = {
         "delivery_address": Field(
             "order.address; user.address (house number and street)", _addresses
         ),
+        "profile_address": Field("user.address (house number and street)", _user_address),
         "payment_method": Field(
             "order.payment_history[].payment_method_id, exchange_/return_payment_method_id "
             "(kind, and card brand from the user's stored methods)",

@@ -104,6 +104,10 @@ def payment_key(value: Any) -> tuple[str, str | None] | None:
     return None
 
 
+# the slots whose values are street addresses, compared by house number and street
+ADDRESS_SLOTS = frozenset({"delivery_address", "profile_address"})
+
+
 def same(slot: str, value: str, recorded: Any) -> bool:
     """Whether a register value and a recorded field value mean the same.
 
@@ -117,10 +121,12 @@ def same(slot: str, value: str, recorded: Any) -> bool:
         False
         >>> same("delivery_address", "760 Elm Ave", {"address1": "760 Elm Avenue"})
         True
+        >>> same("profile_address", "667 Highland Dr, Apt 8", {"address1": "667 Highland Drive"})
+        True
     """
     if recorded is None:
         return False
-    if slot == "delivery_address":
+    if slot in ADDRESS_SLOTS:
         mine = address_key(value)
         return mine is not None and mine == address_key(recorded)
     if slot == "payment_method":
