@@ -305,7 +305,7 @@ def _linked(message: Message, item: dict) -> Message:
     ids = item.get("tool_call_ids")
     one_id = isinstance(ids, list) and len(ids) == 1 and isinstance(ids[0], str)
     if message.tool_call_id is None and one_id:
-        message = build(Message, **{**message.__dict__, "tool_call_id": ids[0]})
+        message = replace(message, tool_call_id=ids[0])
     call = item.get("function_call")
     if message.role == "assistant" and not message.tool_calls and isinstance(call, dict):
         name, args = call.get("name"), call.get("arguments", "")

@@ -11,7 +11,7 @@ from compiler.frozen import maker
 ROLES = ("system", "user", "assistant", "tool")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolCall:
     """One call the assistant made: ``name`` and its raw JSON ``arguments``."""
 
@@ -20,7 +20,7 @@ class ToolCall:
     id: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Message:
     """One turn of a transcript.
 
