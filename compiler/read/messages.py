@@ -229,7 +229,7 @@ def message_from_dict(
         name if isinstance(name, str) else None,
         call_id if isinstance(call_id, str) else None,
         tool_calls_from(item.get("tool_calls")),
-        owned_items(item) if own else tuple(item.items()),
+        owned_items(item) if own else item.items(),  # (a view: see items._items)
         line,
     )
 
