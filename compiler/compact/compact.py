@@ -81,7 +81,7 @@ class Shape(StrEnum):
     NONE = "none"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Compacted:
     """One compacted payload and what it cost.
 
