@@ -11,7 +11,7 @@ the whole compile) has its fields set one by one, as its ``__init__`` would.
 
 from __future__ import annotations
 
-from dataclasses import MISSING, fields
+from dataclasses import fields
 from typing import Any
 
 _new = object.__new__
@@ -27,25 +27,12 @@ def build(cls: type, **fields: Any) -> Any:
         True
     """
     instance = _new(cls)
-    if _slotted(cls):  # (a field left out takes its default, as a dict instance reads it)
-        for name, default in (_DEFAULTS.get(cls) or _defaults(cls)).items():
-            value = fields.get(name, default)
-            if value is not _NONE:
-                _set(instance, name, value)
+    if _slotted(cls):
+        for name, value in fields.items():
+            _set(instance, name, value)
     else:
         instance.__dict__.update(fields)
     return instance
-
-
-_DEFAULTS: dict[type, dict[str, Any]] = {}  # per slotted class: each field, with its default
-_NONE = object()  # no default: the field must be given
-
-
-def _defaults(cls: type) -> dict[str, Any]:
-    defaults = {spec.name: spec.default for spec in fields(cls)}
-    defaults = {name: _NONE if value is MISSING else value for name, value in defaults.items()}
-    _DEFAULTS[cls] = defaults
-    return defaults
 
 
 def _slotted(cls: type) -> bool:

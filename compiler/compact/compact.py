@@ -81,7 +81,7 @@ class Shape(StrEnum):
     NONE = "none"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Compacted:
     """One compacted payload and what it cost.
 

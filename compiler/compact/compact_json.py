@@ -48,7 +48,7 @@ from compiler.read import (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class JsonSummary:
     """A compacted JSON payload; ``records`` is False when it is plain compact JSON."""
 

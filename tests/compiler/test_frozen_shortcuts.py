@@ -40,9 +40,3 @@ def test_a_made_instance_is_still_frozen():
     message = make_message("user", "hi", None, None, (), (), 1)
     with pytest.raises(AttributeError):
         message.content = "changed"
-
-
-def test_a_built_slotted_instance_takes_the_default_of_a_field_left_out():
-    # (an instance dict reads a missing field from the class; slots hold no default)
-    built = build(Message, role="user", content="hi")
-    assert built == Message("user", "hi") and built.tool_calls == () and built.line is None
