@@ -128,9 +128,8 @@ class Fold:
         if self.carried:  # declared in a header this message held, or one just before it
             self.fold_carried(turn)
         if turn and message.role == "assistant" and self.options.mode == "cache_friendly":
-            self.points.append(
-                (turn, self.shared_lines(keyed_state_lines(self.fold.result(), self.number)))
-            )
+            lines = keyed_state_lines(self.fold.result(), self.number)
+            self.points.append((turn, _shared_lines(self.points, lines)))
         self.sources.append(len(self.original) - 1)
         declare = self.declare
         before = len(declare.observations)
@@ -149,18 +148,6 @@ class Fold:
         stated = status_values(message.content or "")
         self.stated.append(stated)
         self.statuses = self.statuses or stated != NO_STATUS
-
-    def shared_lines(self, lines: tuple) -> tuple:
-        """A call point's state lines, each (slot, line) equal to one at the point before
-        being that one: most calls leave the register as it was, and every point holding
-        lines of its own was about half the input's size on the airline dev corpus."""
-        if not self.points:
-            return lines
-        before = self.points[-1][1]
-        if lines == before:
-            return before
-        known = {pair: pair for pair in before}
-        return tuple([known.get(pair, pair) for pair in lines])
 
     def _observe(self, message: Message, kind: Kind, turn: int, declared) -> None:
         schema = self.options.schema
@@ -241,6 +228,19 @@ class Fold:
         theirs as the history grows)."""
         source = self.sources[turn]
         return self.original[source].line - 1 if self.by_item else source
+
+
+def _shared_lines(points: list, lines: tuple) -> tuple:
+    """A call point's state lines, each (slot, line) equal to one at the point before
+    being that one: most calls leave the register as it was, and every point holding
+    lines of its own was about half the input's size on the airline dev corpus."""
+    if not points:
+        return lines
+    before = points[-1][1]
+    if lines == before:
+        return before
+    known = {pair: pair for pair in before}
+    return tuple([known.get(pair, pair) for pair in lines])
 
 
 def _numbers(fold: Fold) -> tuple[int, ...] | None:
