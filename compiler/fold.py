@@ -69,6 +69,7 @@ class Fold:
         self.held: Held | None = None  # a turn whose state-changing calls await answers
         self.task_seen = False
         self.calls: dict = {}  # each tool call read so far, by id (``next_read_key``)
+        self.fields: dict = {}  # each set of a record's fields read so far (the same)
         # per message, the SWE-agent status its text ends with (open file, directory),
         # and whether any message states one (few histories do)
         self.stated: list[tuple[str | None, str | None]] = []
@@ -80,13 +81,18 @@ class Fold:
         looping = options.mode == "compact" and options.cached_rate is not None
         self.loop = LoopCheckpoints(options.cached_rate) if looping else None
         self.memo = Memo()
+        # whether each message's decoded JSON is let go once its own stages have read it:
+        # a one-off cache_friendly compile reads it nowhere after (its plan re-encodes each
+        # payload as it goes, and its checkpoints decode without a memo), so holding every
+        # payload's to the end only raised the peak (by about 1.3x the input on airline)
+        self.drop_decoded = not resumable and options.mode == "cache_friendly"
 
     def copy(self) -> Fold:
         twin = Fold.__new__(Fold)
         twin.__dict__.update(self.__dict__)
         for name in _LISTS:
             setattr(twin, name, list(getattr(self, name)))
-        twin.calls = dict(self.calls)
+        twin.calls, twin.fields = dict(self.calls), dict(self.fields)
         twin.memo = self.memo.copy()
         twin.declare = self.declare.copy()
         twin.fold, twin.checkpoints = self.fold.copy(), self.checkpoints.copy()
@@ -134,7 +140,8 @@ class Fold:
         if self.carried:  # declared in a header this message held, or one just before it
             self.fold_carried(turn)
         if turn and message.role == "assistant" and self.options.mode == "cache_friendly":
-            self.points.append((turn, keyed_state_lines(self.fold.result(), self.number)))
+            lines = keyed_state_lines(self.fold.result(), self.number)
+            self.points.append((turn, _shared_lines(self.points, lines)))
         self.sources.append(len(self.original) - 1)
         declare = self.declare
         before = len(declare.observations)
@@ -143,7 +150,11 @@ class Fold:
         kind, self.task_seen = classify_next(message, self.task_seen)
         self._observe(message, kind, turn, declare.observations[before:])
         decoded = self.memo.decoded
-        self.read_keys.append(next_read_key(message, kind, previous, self.calls, decoded))
+        self.read_keys.append(
+            next_read_key(message, kind, previous, self.calls, decoded, self.fields)
+        )
+        if self.drop_decoded and decoded:
+            decoded.clear()
         clean.append(message)
         self.kinds.append(kind)
         stated = status_values(message.content or "")
@@ -242,6 +253,19 @@ class Fold:
         theirs as the history grows)."""
         source = self.sources[turn]
         return self.original[source].line - 1 if self.by_item else source
+
+
+def _shared_lines(points: list, lines: tuple) -> tuple:
+    """A call point's state lines, each (slot, line) equal to one at the point before
+    being that one: most calls leave the register as it was, and every point holding
+    lines of its own was about half the input's size on the airline dev corpus."""
+    if not points:
+        return lines
+    before = points[-1][1]
+    if lines == before:
+        return before
+    known = {pair: pair for pair in before}
+    return tuple([known.get(pair, pair) for pair in lines])
 
 
 def _numbers(fold: Fold) -> tuple[int, ...] | None:
@@ -363,6 +387,7 @@ def plan_payloads(fold: Fold, made: Made) -> None:
     if not fold.resumable:  # (read by the plan, and by the read key of a message to come)
         fold.read_keys.clear()
         fold.calls.clear()
+        fold.fields.clear()
 
 
 def recall_turns(fold: Fold, made: Made) -> None:

@@ -4,7 +4,9 @@ A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``
 costs about four times filling the new instance's dict directly; a compile builds a
 message per input item, an observation per match and a result per payload. ``build``
 gives the instance ``cls(**fields)`` gives, for the classes it is used on: frozen
-dataclasses without ``__post_init__``, with every field passed.
+dataclasses without ``__post_init__``, with every field passed. A class with
+``__slots__`` (no instance dict: the messages, built once per input item and alive for
+the whole compile) has its fields set one by one, as its ``__init__`` would.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import fields
 from typing import Any
 
 _new = object.__new__
+_set = object.__setattr__
 
 
 def build(cls: type, **fields: Any) -> Any:
@@ -24,8 +27,17 @@ def build(cls: type, **fields: Any) -> Any:
         True
     """
     instance = _new(cls)
-    instance.__dict__.update(fields)
+    if _slotted(cls):
+        for name, value in fields.items():
+            _set(instance, name, value)
+    else:
+        instance.__dict__.update(fields)
     return instance
+
+
+def _slotted(cls: type) -> bool:
+    """Whether the class's instances have no ``__dict__`` (a ``slots=True`` dataclass)."""
+    return "__slots__" in cls.__dict__
 
 
 def maker(cls: type) -> Any:
@@ -45,14 +57,16 @@ def maker(cls: type) -> Any:
     names = [spec.name for spec in fields(cls)]
     if _RESERVED.intersection(names):  # (no class we build has such a field)
         raise TypeError(f"{cls.__name__} has a field named as the maker's own names")
-    values = ", ".join(f"{name!r}: {name}" for name in names)
-    source = (
-        f"def make({', '.join(names)}):\n"
-        "    instance = _new(_cls)\n"
-        f"    instance.__dict__.update({{{values}}})\n"
-        "    return instance\n"
-    )
-    scope = {"_new": _new, "_cls": cls}
+    if _slotted(cls):  # each field's slot set through its descriptor, bound once here
+        setters = {f"_set_{name}": getattr(cls, name).__set__ for name in names}
+        fill = "".join(f"    _set_{name}(instance, {name})\n" for name in names)
+    else:
+        setters = {}
+        values = ", ".join(f"{name!r}: {name}" for name in names)
+        fill = f"    instance.__dict__.update({{{values}}})\n"
+    head = f"def make({', '.join(names)}):\n    instance = _new(_cls)\n"
+    source = f"{head}{fill}    return instance\n"
+    scope = {"_new": _new, "_cls": cls, **setters}
     exec(source, scope)  # as dataclasses writes __init__: a function per class, once
     make = scope["make"]
     make.__qualname__ = make.__name__ = f"make_{cls.__name__}"

@@ -11,7 +11,7 @@ from compiler.frozen import maker
 ROLES = ("system", "user", "assistant", "tool")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolCall:
     """One call the assistant made: ``name`` and its raw JSON ``arguments``."""
 
@@ -20,7 +20,7 @@ class ToolCall:
     id: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Message:
     """One turn of a transcript.
 
@@ -229,7 +229,7 @@ def message_from_dict(
         name if isinstance(name, str) else None,
         call_id if isinstance(call_id, str) else None,
         tool_calls_from(item.get("tool_calls")),
-        owned_items(item) if own else tuple(item.items()),
+        owned_items(item) if own else item.items(),  # (a view: see items._items)
         line,
     )
 

@@ -20,7 +20,10 @@ compiled patterns are not counted as the transcript's own.
 
 Per corpus, mode and library it prints N, the median, p95 and max ratio, and the
 growth with length: the median ratio of the longest quarter of transcripts (by size)
-over that of the shortest quarter (1.0 is flat).
+over that of the shortest quarter (1.0 is flat). The figures above are steady state;
+the first line also gives the process's cold first compile (the first transcript of the
+first corpus, ours, ``cache=False``, before any warm-up), whose peak counts what a
+compile builds once per process (lazily compiled patterns and tables).
 """
 
 from __future__ import annotations
@@ -178,6 +181,7 @@ def measure(corpora: Path, names: list[str], limit: int | None, peer: bool) -> d
         "corpora": {},
     }
     try:
+        report["first_compile"] = first_compile(corpora, names)
         for corpus in names:
             path = corpora / corpus
             if not path.exists():
@@ -201,6 +205,27 @@ def measure(corpora: Path, names: list[str], limit: int | None, peer: bool) -> d
     return report
 
 
+def first_compile(corpora: Path, names: list[str]) -> dict | None:
+    """Size, peak and ratio of this process's first compile, before any warm-up: the
+    first transcript of the first corpus there is, ours, ``cache=False``, compact."""
+    for corpus in names:
+        path = corpora / corpus
+        if not path.exists():
+            continue
+        transcript = read_corpus(path, 1)[0]
+        call = compilers(CORPORA[corpus], MODES[0], peer=False)["ours"]
+        size = json_size(transcript.messages)
+        peak = peak_of(call, transcript.messages)
+        return {
+            "corpus": corpus,
+            "transcript": transcript.ident,
+            "size": size,
+            "peak": peak,
+            "ratio": round(peak / size, 3) if size else None,
+        }
+    return None
+
+
 def default_corpora() -> Path:
     """``shared/corpora`` beside the checkout, or beside the folder of worktrees."""
     for parent in ROOT.parents:
@@ -216,6 +241,14 @@ def render(report: dict) -> str:
         f"{'corpus':40} {'mode':15} {'way':24} {'N':>4} {'median':>7} {'p95':>7} "
         f"{'max':>7} {'growth':>7} {'peak MB':>8}",
     ]
+    first = report.get("first_compile")
+    if first:
+        lines.insert(
+            1,
+            f"cold first compile of the process (no warm-up): {first['corpus']}#"
+            f"{first['transcript']}, ratio {first['ratio']:.2f}, peak "
+            f"{first['peak'] / 1e6:.2f} MB (the rows below: each after one warm-up call)",
+        )
     for corpus, entry in report["corpora"].items():
         for mode in MODES:
             for key, figures in entry[mode]["summary"].items():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -43,3 +44,14 @@ def test_a_corpus_summary_counts_every_transcript_of_each_way():
     assert figures["n"] == 3
     assert 0 < figures["median"] <= figures["p95"] <= figures["max"]
     assert figures["growth"] > 0
+
+
+def test_the_report_leads_with_the_cold_first_compile_of_the_first_corpus(tmp_path):
+    corpus = next(iter(memory.CORPORA))  # the first corpus a report names, as a file here
+    (tmp_path / corpus).parent.mkdir(parents=True)
+    (tmp_path / corpus).write_text(json.dumps([{"task_id": 0, "trial": 0, "traj": MESSAGES}]))
+    first = memory.first_compile(tmp_path, list(memory.CORPORA))
+    assert first["corpus"] == corpus and first["size"] == memory.json_size(MESSAGES)
+    assert first["peak"] > 0 and first["ratio"] == round(first["peak"] / first["size"], 3)
+    line = memory.render({"first_compile": first, "corpora": {}}).splitlines()[1]
+    assert line.startswith("cold first compile of the process (no warm-up)")
