@@ -3,20 +3,23 @@
 A wrapper compiles the whole history on every model call. Each call here
 identifies its input items by content, finds the longest prefix it has already
 folded (a bounded LRU of ``Fold`` snapshots keyed by a rolling hash of the
-items, verified item by item), resumes a private copy of it with the new items
-only, and finishes. The caller still passes the full history every time and
-gets exactly what a full compile of that history gives: the full compile is the
-same fold started from empty.
+items, verified item by item), resumes it with the new items only, and
+finishes. A snapshot the call extends is taken out of the cache, so the call owns
+it and resumes it in place; one it repeats exactly stays and is resumed from a
+copy. The caller still passes the full history every time and gets exactly what
+a full compile of that history gives: the full compile is the same fold started
+from empty.
 
 Nothing is shared between histories but results that are pure functions of
 their content, so conversations never see each other's state. The cache is
 bounded in snapshots and in items held, safe under threads (a lock guards the
-index; each call works on its own copy), and can be switched off per call
+index; no two calls work on one snapshot), and can be switched off per call
 (``compile_messages(..., cache=False)``) or resized (``configure``).
 """
 
 from __future__ import annotations
 
+import marshal
 import os
 import threading
 from collections import OrderedDict
@@ -34,13 +37,17 @@ def item_key(item):
     Example:
         >>> item_key({"role": "user", "content": "hi"})
         (('role', 'user'), ('content', 'hi'))
-        >>> item_key({"role": "tool", "content": [{"type": "text", "text": "x"}]})[1]
-        ('content', ('list', "[{'type': 'text', 'text': 'x'}]"))
+        >>> item_key({"role": "tool", "content": [{"type": "text", "text": "x"}]})[0]
+        '<marshal>'
     """
     if isinstance(item, dict):
         pairs = tuple(item.items())
         if _PLAIN.issuperset(map(type, item.values())):
             return pairs  # the common case: text values, hashed without copying
+        try:  # (an assistant turn's tool calls: 1.7 us where the pairs' ``repr`` took 9)
+            return ("<marshal>", marshal.dumps(item, _MARSHAL_VERSION))
+        except ValueError:  # a type it does not write exactly, or nested past its depth
+            pass
         return tuple((key, _freeze(value)) for key, value in pairs)
     read = as_message_dict(item)  # an SDK message object: keyed by what it says
     if read is not None:
@@ -49,6 +56,12 @@ def item_key(item):
 
 
 _PLAIN = frozenset({str, type(None)})
+# ``marshal`` writes a dict, list, text or number of exactly those types (no subclass),
+# ``True`` apart from ``1`` and ``1.0``, each dict's keys in order and a float's bits, and
+# reads the value back from the bytes: equal bytes are equal values. Version 2 is the
+# last that writes no back-references, whose use follows reference counts: with them the
+# same item could write other bytes on the next call.
+_MARSHAL_VERSION = 2
 
 
 def _freeze(value):
@@ -121,8 +134,11 @@ class HistoryCache:
         its answer may come in different extensions)."""
         keys = [item_key(item) for item in items]
         chain = _chain(keys)
-        start, found = self._longest(options_key, keys, chain)
-        progress = found.copy() if found is not None else Fold(options, by_item=True)
+        start, found, taken = self._longest(options_key, keys, chain)
+        if found is None:
+            progress = Fold(options, by_item=True)
+        else:  # a snapshot taken out of the cache is this call's alone: it needs no copy
+            progress = found if taken else found.copy()
         progress.options = options  # the layout options (invariants, recall, …) are this call's
         if start < len(items):
             parsed = read_message_list(items[start:], start=start)
@@ -132,9 +148,10 @@ class HistoryCache:
             self._store((options_key, chain[-1]), progress)
         return result, (*progress.warnings, *unpaired(result.original))
 
-    def _longest(self, options_key, keys, chain) -> tuple[int, Fold | None]:
-        """The longest cached prefix. A prefix this call extends is taken out of the
-        cache: the conversation has moved on, and its tip will be stored instead."""
+    def _longest(self, options_key, keys, chain) -> tuple[int, Fold | None, bool]:
+        """The longest cached prefix, and whether it was taken out of the cache. A prefix
+        this call extends is: the conversation has moved on, and its tip will be stored
+        instead. One the call repeats stays, shared, and is resumed from a copy."""
         with self._lock:
             for length in range(len(keys), 0, -1):
                 key = (options_key, chain[length - 1])
@@ -144,11 +161,11 @@ class HistoryCache:
                     if length < len(keys):
                         del self._entries[key]
                         self._items -= len(entry.keys)
-                    else:
-                        self._entries.move_to_end(key)
-                    return length, entry
+                        return length, entry, True
+                    self._entries.move_to_end(key)
+                    return length, entry, False
             self.misses += 1
-        return 0, None
+        return 0, None, False
 
     def _store(self, key, progress: Fold) -> None:
         with self._lock:
