@@ -8,6 +8,7 @@ without importing the engine.
 
 from __future__ import annotations
 
+import marshal
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -141,19 +142,51 @@ class Compilation:
         return origin is not None and message is self.input[origin]
 
     def output_dicts(self) -> list[dict]:
-        """The compiled messages as dicts; held messages are built once per history."""
-        if self.dict_memo is None:
+        """The compiled messages as dicts; held messages are built once per history, and
+        each call hands out a copy the caller may change (``_copier``)."""
+        memo = self.dict_memo
+        if memo is None:
             return list(map(message_to_dict, self.emitted.messages))
         out = []
+        inputs, held = self.input, self.is_held
         for message, origin in zip(self.emitted.messages, self.emitted.origins, strict=True):
-            if self.is_held(message, origin):
-                key = id(message)
-                if key not in self.dict_memo:
-                    self.dict_memo[key] = message_to_dict(message)
-                out.append(owned(self.dict_memo[key]))  # the caller may change its copy
+            if origin is not None and (message is inputs[origin] or held(message, origin)):
+                found = memo.get(id(message))
+                if found is None:
+                    made = message_to_dict(message)
+                    found = memo[id(message)] = (made, _copier(made))
+                made, copier = found
+                out.append(made.copy() if copier is None else copier(made))
             else:
                 out.append(message_to_dict(message))
         return out
+
+
+def _copier(made: dict):
+    """How a memoised output dict is copied for each call: None for one holding only
+    text and nulls (``dict.copy``), else a copy of every list and dict in it, read back
+    from its ``marshal`` bytes where it holds only what ``marshal`` writes exactly, else
+    ``owned``. (On the airline dev corpus an assistant turn with a tool call: 2.4 us read
+    back, 3.8 us through ``owned``; a tool turn 0.1 us copied, 0.7 us through ``owned``.)
+
+    Example:
+        >>> made = {"role": "assistant", "tool_calls": [{"id": "c1"}]}
+        >>> twin = _copier(made)(made)
+        >>> twin == made, twin["tool_calls"] is made["tool_calls"]
+        (True, False)
+        >>> _copier({"role": "user", "content": "hi"}) is None
+        True
+    """
+    if _PLAIN.issuperset(map(type, made.values())):
+        return None
+    try:
+        frozen = marshal.dumps(made, 2)  # (version 2 writes no back-references)
+    except ValueError:  # a type it does not write exactly, or nested past its depth
+        return owned
+    return lambda _: marshal.loads(frozen)
+
+
+_PLAIN = frozenset({str, type(None)})
 
 
 def _schema(schema: Any) -> Schema | None:
