@@ -75,6 +75,7 @@ class Fold:
         self.points: list[tuple[int, tuple]] = []
         self.checkpoints = Checkpoints(options.cached_rate)  # cache_friendly's cuts so far
         self.memo = Memo()
+        self.pairing = None  # the history cache's scan for calls that do not pair
 
     def copy(self) -> Fold:
         twin = Fold.__new__(Fold)
@@ -85,6 +86,8 @@ class Fold:
         twin.memo = self.memo.copy()
         twin.declare = self.declare.copy()
         twin.fold, twin.checkpoints = self.fold.copy(), self.checkpoints.copy()
+        if self.pairing is not None:
+            twin.pairing = self.pairing.copy()
         return twin
 
     def extend(self, messages, keys=None, warnings=(), items=None) -> Fold:

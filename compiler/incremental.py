@@ -25,7 +25,7 @@ import threading
 from collections import OrderedDict
 
 from compiler.fold import Fold
-from compiler.read import as_message_dict, read_message_list, unpaired
+from compiler.read import Pairing, as_message_dict, read_message_list
 
 DEFAULT_HISTORIES = int(os.environ.get("CONTEXTGC_CACHE_HISTORIES", "128"))
 DEFAULT_ITEMS = int(os.environ.get("CONTEXTGC_CACHE_ITEMS", "50000"))
@@ -137,16 +137,18 @@ class HistoryCache:
         start, found, taken = self._longest(options_key, keys, chain)
         if found is None:
             progress = Fold(options, by_item=True)
+            progress.pairing = Pairing()
         else:  # a snapshot taken out of the cache is this call's alone: it needs no copy
             progress = found if taken else found.copy()
         progress.options = options  # the layout options (invariants, recall, …) are this call's
         if start < len(items):
             parsed = read_message_list(items[start:], start=start)
             progress.extend(parsed.messages, keys[start:], parsed.warnings)
+            progress.pairing.extend(parsed.messages)  # (``unpaired``, read on from the last)
         result = progress.finish()
         if keys and self.max_histories > 0:
             self._store((options_key, chain[-1]), progress)
-        return result, (*progress.warnings, *unpaired(result.original))
+        return result, (*progress.warnings, *progress.pairing.warnings())
 
     def _longest(self, options_key, keys, chain) -> tuple[int, Fold | None, bool]:
         """The longest cached prefix, and whether it was taken out of the cache. A prefix
