@@ -344,6 +344,7 @@ def lay_out(fold: Fold, made: Made) -> None:
         instruction=made.instruction,
         number=made.number,
         points=tuple(fold.points),
+        notes=fold.memo.notes if made.remember else None,
     )
 
 

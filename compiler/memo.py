@@ -52,6 +52,8 @@ class Memo:
     # a key while the history keeps the message alive)
     tokens: dict = field(default_factory=dict)
     dicts: dict = field(default_factory=dict)
+    # cache_friendly: the state notes of the call points so far (``emit.Notes``)
+    notes: dict = field(default_factory=dict)
 
     def copy(self) -> Memo:
         return Memo(*(dict(getattr(self, name)) for name in _NAMES))

@@ -244,6 +244,7 @@ def emit(
     instruction: str = "",
     number: Callable[[int], int] | None = None,
     points: tuple[tuple[int, StateLines], ...] = (),
+    notes: dict | None = None,
 ) -> Emitted:
     """Lay the compiled messages out for ``mode``.
 
@@ -253,14 +254,22 @@ def emit(
     renumbers the turns the text names (the state lines, a recall) as the
     caller counts them. ``points`` (``cache_friendly``): each earlier call
     point, the index of the assistant message it came before, with the state
-    lines as of there (``keyed_state_lines``).
+    lines as of there (``keyed_state_lines``). ``notes`` (``cache_friendly``): a memo a
+    longer history's compile is given again, where the ``Notes`` of ``points`` are kept
+    so that it reads only the points that are new.
     """
     if recall is not None and number is not None:
         recall = replace(recall, turn=number(recall.turn))
     rules = invariant_lines(invariants)
     if mode == "cache_friendly":
         final = (len(messages), keyed_state_lines(register, number))
-        return _cache_friendly(messages, (*points, final), rules, instruction, compacted)
+        key = (tuple(rules), instruction)
+        read = (notes or {}).get(key) or Notes(rules, instruction)
+        read = read.read_on(points)
+        if notes is not None:  # (one entry: the options a loop compiles with)
+            notes.clear()
+            notes[key] = read
+        return _cache_friendly(messages, read, final, compacted)
     lines = state_lines(register, number)
     kept = [
         (i, _replaced(m, compacted[i]) if i in compacted else m)
@@ -294,14 +303,19 @@ def _replaced(message: Message, replacement: str | Message) -> Message:
     return with_content(message, replacement)
 
 
-def _cache_friendly(messages, points, rules, instruction, compacted) -> Emitted:
+def _cache_friendly(messages, notes: Notes, final, compacted) -> Emitted:
     """The messages in order (a payload re-encoded losslessly where it was), a state note
-    before each call point whose lines changed."""
+    before each call point whose lines changed: ``notes`` those of the earlier points,
+    then the one of the ``final`` point (the end of the history), if it takes one."""
+    placed = notes.placed
+    last = notes.note(*final)
+    if last is not None:
+        placed = [*placed, last]
     out = list(messages)
     for index, replacement in compacted.items():
         out[index] = _replaced(messages[index], replacement)
     origins: list[int | None] = list(range(len(messages)))
-    for index, note in reversed(list(_notes(points, rules, instruction))):
+    for index, note in reversed(placed):
         out.insert(index, Message("system", note))
         origins.insert(index, None)
     return build(Emitted, messages=tuple(out), origins=tuple(origins), recall_placed=False)
@@ -323,13 +337,55 @@ def _notes(points, rules, instruction):
         >>> [index for index, _ in _notes([(1, (a,)), (7, (again,))], [], "")]
         [1]
     """
-    shown: dict[str, str] = {}  # slot: its line, as the notes so far leave it
-    first = True
-    before = None
-    for index, keyed in points:
-        if keyed == before:  # as at the point before, which its note (or none) settled
-            continue
-        before = keyed
+    return Notes(rules, instruction).read_on(points).placed
+
+
+class Notes:
+    """The state notes of the call points read so far (``_notes``), and what the next
+    point's note is written against. A history compiled again with one more turn reads
+    only its new points (the fold keeps this in its memo); a ``Notes`` once read on is
+    never changed, so two compiles may share it."""
+
+    __slots__ = ("before", "first", "instruction", "placed", "read", "rules", "shown")
+
+    def __init__(self, rules, instruction):
+        self.rules, self.instruction = rules, instruction
+        self.read = 0  # points read
+        self.placed: list[tuple[int, str]] = []  # (index, text) of each note so far
+        self.shown: dict[str, str] = {}  # slot: its line, as the notes so far leave it
+        self.first = True  # no note yet
+        self.before = None  # the lines at the point before
+
+    def read_on(self, points) -> Notes:
+        """These notes read on to the end of ``points`` (of which the first ``read`` were
+        read): itself where there is nothing new, else a new ``Notes``."""
+        if len(points) <= self.read:
+            return self
+        twin = Notes.__new__(Notes)
+        for name in Notes.__slots__:
+            setattr(twin, name, getattr(self, name))
+        twin.placed = list(self.placed)
+        for index, keyed in points[self.read :]:
+            note = twin._take(index, keyed)
+            if note is not None:
+                twin.placed.append(note)
+        twin.read = len(points)
+        return twin
+
+    def note(self, index: int, keyed) -> tuple[int, str] | None:
+        """The note a point after those read would take, these notes left as they are."""
+        twin = Notes.__new__(Notes)
+        for name in Notes.__slots__:
+            setattr(twin, name, getattr(self, name))
+        return twin._take(index, keyed)
+
+    def _take(self, index: int, keyed) -> tuple[int, str] | None:
+        """One more point: its note, if it takes one (``shown`` is replaced, never changed
+        in place, so a shallow twin leaves this one's as it was)."""
+        if keyed == self.before:  # as at the point before, which its note (or none) settled
+            return None
+        self.before = keyed
+        shown, first, rules, instruction = self.shown, self.first, self.rules, self.instruction
         lines = dict(keyed)
         # a line is new when its value or flags are: the same fact stated again at a
         # later turn is what the model reads above already
@@ -340,7 +396,7 @@ def _notes(points, rules, instruction):
         ]
         gone = shown.keys() - lines.keys()
         if not changed and not gone and not (first and (rules or instruction)):
-            continue
+            return None
         if first or gone:
             blocks, now = [render_block(REGISTER_MARKER, list(lines.values()))], lines
         else:
@@ -349,10 +405,11 @@ def _notes(points, rules, instruction):
         if first:
             blocks += [render_block(INVARIANTS_MARKER, rules), instruction]
         text = "\n\n".join(b for b in blocks if b)
+        self.shown = now
         if text:
-            yield index, text
-            first = False
-        shown = now
+            self.first = False
+            return index, text
+        return None
 
 
 def _unturned(line: str | None) -> str | None:
