@@ -46,6 +46,9 @@ class Memo:
     encoded: dict = field(default_factory=dict)
     # cache_friendly: per payload index, the earlier file views its lines point at
     pointed: dict = field(default_factory=dict)
+    # cache_friendly: where the first-sight pass over the payloads stopped, and what it
+    # had found (``PayloadPlan.first_sight``), under "at"
+    sighted: dict = field(default_factory=dict)
     # per payload index: its compaction result and the message built from it
     replacements: dict[int, tuple] = field(default_factory=dict)
     # token counts and output dicts of messages the history holds, by id (an id is only
