@@ -122,6 +122,27 @@ def test_item_keys_tell_apart_values_python_calls_equal():
     assert item_key({"content": True}) != item_key({"content": 1})
     assert item_key({"content": [True]}) != item_key({"content": [1]})
     assert item_key({"content": [1.0]}) != item_key({"content": [1]})
+    assert item_key({"content": [0.0]}) != item_key({"content": [-0.0]})
+
+
+def test_item_keys_tell_apart_the_same_calls_with_their_keys_in_another_order():
+    call = {"id": "c1", "function": {"name": "f", "arguments": "{}"}}
+    turned = {"function": {"arguments": "{}", "name": "f"}, "id": "c1"}
+    assert item_key({"tool_calls": [call]}) != item_key({"tool_calls": [turned]})
+    assert item_key({"tool_calls": [call]}) == item_key({"tool_calls": [dict(call)]})
+
+
+def test_a_tool_call_changed_in_place_is_compiled_as_it_now_reads():
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    history = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+    ]
+    compile_messages(history)
+    call["function"]["arguments"] = '{"a": 1}'
+    again = compile_messages([*history, {"role": "user", "content": "ok"}])[0]
+    assert again[1]["tool_calls"][0]["function"]["arguments"] == '{"a": 1}'
 
 
 class _Reply:
