@@ -8,7 +8,6 @@ without importing the engine.
 
 from __future__ import annotations
 
-import marshal
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -164,26 +163,62 @@ class Compilation:
 
 def _copier(made: dict):
     """How a memoised output dict is copied for each call: None for one holding only
-    text and nulls (``dict.copy``), else a copy of every list and dict in it, read back
-    from its ``marshal`` bytes where it holds only what ``marshal`` writes exactly, else
-    ``owned``. (On the airline dev corpus an assistant turn with a tool call: 2.4 us read
-    back, 3.8 us through ``owned``; a tool turn 0.1 us copied, 0.7 us through ``owned``.)
+    text and nulls (``dict.copy``), else a copy of each list and dict in it made by a
+    function built once for its shape (``_shaped_copy``; ``owned`` where it holds a
+    subclass of either, or is nested past the stack). The memoised dict is never changed,
+    so its shape holds. (On the airline dev corpus an assistant turn with a tool call:
+    about 1.3 us so, 3.8 us through ``owned``; a tool turn 0.1 us copied, 0.7 us through
+    ``owned``.)
 
     Example:
-        >>> made = {"role": "assistant", "tool_calls": [{"id": "c1"}]}
+        >>> made = {"role": "assistant", "tool_calls": [{"id": "c1", "function": {}}]}
         >>> twin = _copier(made)(made)
         >>> twin == made, twin["tool_calls"] is made["tool_calls"]
         (True, False)
+        >>> twin["tool_calls"][0]["function"] is made["tool_calls"][0]["function"]
+        False
         >>> _copier({"role": "user", "content": "hi"}) is None
         True
     """
     if _PLAIN.issuperset(map(type, made.values())):
         return None
     try:
-        frozen = marshal.dumps(made, 2)  # (version 2 writes no back-references)
-    except ValueError:  # a type it does not write exactly, or nested past its depth
+        return _shaped_copy(made)
+    except (_Unshaped, RecursionError):
         return owned
-    return lambda _: marshal.loads(frozen)
+
+
+class _Unshaped(Exception):
+    """A list or dict subclass: copied as ``owned`` copies it (into a plain one)."""
+
+
+def _shaped_copy(value):
+    """A function that copies ``value`` (a plain dict or list) and every list and dict in
+    it, sharing the rest, as ``owned`` does, for values of this very shape."""
+    if type(value) is dict:
+        pairs = value.items()
+        copy = dict.copy
+    elif type(value) is list:
+        pairs = enumerate(value)
+        copy = list.copy
+    else:
+        raise _Unshaped
+    inner = []
+    for key, item in pairs:
+        if type(item) is dict or type(item) is list:
+            inner.append((key, _shaped_copy(item)))
+        elif isinstance(item, dict | list):
+            raise _Unshaped
+    if not inner:
+        return copy
+
+    def copied(given):
+        out = copy(given)
+        for key, part in inner:
+            out[key] = part(given[key])
+        return out
+
+    return copied
 
 
 _PLAIN = frozenset({str, type(None)})
