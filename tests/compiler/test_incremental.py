@@ -176,3 +176,19 @@ def test_a_message_object_changed_in_place_is_compiled_as_it_now_reads():
     compile_messages(history)
     reply.text = "Charging PayPal."
     assert compile_messages(history)[0][1]["content"] == "Charging PayPal."
+
+
+def test_an_earlier_message_edited_in_place_is_compiled_as_it_now_reads():
+    # the cache finds the last snapshot by the identity of the caller's items, then
+    # checks each item still reads as it did (a shortcut for keying every item again)
+    schema = load_schema("logistics")
+    history = [
+        {"role": "user", "content": "Pay with PayPal."},
+        {"role": "assistant", "content": "ok"},
+    ]
+    compile_messages(history, schema=schema)
+    history[0]["content"] = "Pay with my gift card."
+    history.append({"role": "user", "content": "thanks"})
+    cached = compile_messages(history, schema=schema)
+    assert same(cached, compile_messages(history, schema=schema, cache=False))
+    assert cached[1]["active_state_slots"]["payment_method"] == "gift card"
