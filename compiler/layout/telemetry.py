@@ -69,7 +69,7 @@ def telemetry(result, *, counter, elapsed_ms: float, warnings, output: list[dict
     if mode == "cache_friendly":  # the caller's messages, with our state notes between them
         kept = [i for i, origin in enumerate(result.emitted.origins) if origin is not None]
         emitted, given = [emitted[i] for i in kept], [output[i] for i in kept]
-    preserved = _prefix(result.original, emitted, given)
+    preserved = _prefix(result.original, emitted, given, _givens(result))
     if result.skipped_at is not None:  # the caller's list differs from there on
         preserved = min(preserved, result.skipped_at)
     shown = {e.slot: reg.shown_value(e) for e in reg.active}
@@ -300,15 +300,44 @@ def _declarations(result, counter, n) -> dict:
     }
 
 
-def _prefix(original: tuple[Message, ...], emitted: tuple[Message, ...], output: list[dict]) -> int:
+def _givens(result) -> tuple[dict | None, ...] | None:
+    """Each input message's dict as the caller gave it, less keys no chat API takes (None
+    for one read from text), kept in the token memo as ``_figures`` keeps its figures and
+    built for the new messages only; None where no memo outlives the compile. (Never
+    handed out: ``_prefix`` only compares them.)"""
+    memo, original = result.token_memo, result.original
+    if memo is None:
+        return None
+    givens = memo.get(_GIVENS, ())
+    if len(givens) > len(original):
+        givens = ()
+    if len(givens) < len(original):
+        givens = memo[_GIVENS] = (*givens, *map(_given, original[len(givens) :]))
+    return givens
+
+
+_GIVENS = "chat-key dicts of the input messages"
+
+
+def _given(message: Message) -> dict | None:
+    return chat_keys_only(dict(message.source)) if message.source else None
+
+
+def _prefix(
+    original: tuple[Message, ...],
+    emitted: tuple[Message, ...],
+    output: list[dict],
+    givens: tuple[dict | None, ...] | None = None,
+) -> int:
     """Leading output messages equal to what the caller gave, by diffing the dicts: a
     message read from a dict against that dict, so a role written out in another
     spelling ("USER" as "user") ends the prefix. Keys no chat API takes are not compared:
     they are never sent (see ``CHAT_KEYS``). Only a message read from text, and emitted
     as it was read, needs no diff: there is no dict of the caller's to differ."""
     count = 0
-    for before, message, after in zip(original, emitted, output, strict=False):
-        given = chat_keys_only(dict(before.source)) if before.source else None
+    if givens is None:
+        givens = map(_given, original)
+    for before, message, after, given in zip(original, emitted, output, givens, strict=False):
         if given is not None and not _equal(given, after):
             break
         if given is None and message is not before and not _equal(message_to_dict(before), after):
