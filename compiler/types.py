@@ -211,6 +211,15 @@ def _shaped_copy(value):
             raise _Unshaped
     if not inner:
         return copy
+    if len(inner) == 1:  # (the usual case, a message's calls or a call's function)
+        ((key, part),) = inner
+
+        def copied_one(given):
+            out = copy(given)
+            out[key] = part(given[key])
+            return out
+
+        return copied_one
 
     def copied(given):
         out = copy(given)
