@@ -335,9 +335,11 @@ def _prefix(
     they are never sent (see ``CHAT_KEYS``). Only a message read from text, and emitted
     as it was read, needs no diff: there is no dict of the caller's to differ."""
     count = 0
-    if givens is None:
-        givens = map(_given, original)
-    for before, message, after, given in zip(original, emitted, output, givens, strict=False):
+    for before, message, after in zip(original, emitted, output, strict=False):
+        if givens is not None:
+            given = givens[count]
+        else:  # (inline: a one-off compile builds each once)
+            given = chat_keys_only(dict(before.source)) if before.source else None
         if given is not None and not _equal(given, after):
             break
         if given is None and message is not before and not _equal(message_to_dict(before), after):
