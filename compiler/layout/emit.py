@@ -307,16 +307,16 @@ def _cache_friendly(messages, notes: Notes, final, compacted) -> Emitted:
     """The messages in order (a payload re-encoded losslessly where it was), a state note
     before each call point whose lines changed: ``notes`` those of the earlier points,
     then the one of the ``final`` point (the end of the history), if it takes one."""
-    placed = notes.placed
+    placed, made = notes.placed, notes.messages
     last = notes.note(*final)
     if last is not None:
-        placed = [*placed, last]
+        placed, made = [*placed, last], [*made, Message("system", last[1])]
     out = list(messages)
     for index, replacement in compacted.items():
         out[index] = _replaced(messages[index], replacement)
     origins: list[int | None] = list(range(len(messages)))
-    for index, note in reversed(placed):
-        out.insert(index, Message("system", note))
+    for (index, _), note in zip(reversed(placed), reversed(made), strict=True):
+        out.insert(index, note)
         origins.insert(index, None)
     return build(Emitted, messages=tuple(out), origins=tuple(origins), recall_placed=False)
 
@@ -346,12 +346,13 @@ class Notes:
     only its new points (the fold keeps this in its memo); a ``Notes`` once read on is
     never changed, so two compiles may share it."""
 
-    __slots__ = ("before", "first", "instruction", "placed", "read", "rules", "shown")
+    __slots__ = ("before", "first", "instruction", "messages", "placed", "read", "rules", "shown")
 
     def __init__(self, rules, instruction):
         self.rules, self.instruction = rules, instruction
         self.read = 0  # points read
         self.placed: list[tuple[int, str]] = []  # (index, text) of each note so far
+        self.messages: list[Message] = []  # each note as a message (built once)
         self.shown: dict[str, str] = {}  # slot: its line, as the notes so far leave it
         self.first = True  # no note yet
         self.before = None  # the lines at the point before
@@ -364,11 +365,12 @@ class Notes:
         twin = Notes.__new__(Notes)
         for name in Notes.__slots__:
             setattr(twin, name, getattr(self, name))
-        twin.placed = list(self.placed)
+        twin.placed, twin.messages = list(self.placed), list(self.messages)
         for index, keyed in points[self.read :]:
             note = twin._take(index, keyed)
             if note is not None:
                 twin.placed.append(note)
+                twin.messages.append(Message("system", note[1]))
         twin.read = len(points)
         return twin
 

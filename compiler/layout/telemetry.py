@@ -90,7 +90,7 @@ def telemetry(result, *, counter, elapsed_ms: float, warnings, output: list[dict
         "token_growth": compiled - raw,
         "token_estimator": counter.name,
         "tool_payloads_compacted": len(result.compacted),
-        "compacted_payloads": _payloads(result.compacted, n),
+        "compacted_payloads": _payloads(result.compacted, n, result.token_memo),
         "status_lines_dropped": sum([c.status_lines_dropped for c in result.compacted.values()]),
         "state_keys_dropped_over_limit": list(reg.dropped_over_limit),
         "state_values_truncated": list(reg.truncated_values),
@@ -216,10 +216,29 @@ def _retired(result, retired, n) -> dict:
     }
 
 
-def _payloads(compacted: dict, n) -> list[dict]:
+def _payloads(compacted: dict, n, memo: dict | None = None) -> list[dict]:
+    """One row per compacted payload, by turn. With a memo (``_figures``), each row is
+    kept with the result it was made from and handed out again as a copy while the
+    payload's result is that very object (a loop's payloads keep theirs from call to
+    call)."""
     if not compacted:
         return []
-    return [_payload(n(i), c) for i, c in sorted(compacted.items())]
+    if memo is None:
+        return [_payload(n(i), c) for i, c in sorted(compacted.items())]
+    rows = memo.get(_ROWS, {})
+    fresh, out = {}, []
+    for index, result in sorted(compacted.items()):
+        turn = n(index)
+        kept = rows.get(index)
+        if kept is None or kept[0] is not result or kept[1] != turn:
+            kept = (result, turn, _payload(turn, result))
+        fresh[index] = kept
+        out.append(dict(kept[2]))
+    memo[_ROWS] = fresh  # (a new dict: a copied memo may share the old one)
+    return out
+
+
+_ROWS = "telemetry rows of the compacted payloads"
 
 
 def _refusals(result, n) -> list[dict]:
