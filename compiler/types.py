@@ -147,17 +147,16 @@ class Compilation:
         if memo is None:
             return list(map(message_to_dict, self.emitted.messages))
         out = []
-        inputs, held = self.input, self.is_held
+        append, get, inputs, held = out.append, memo.get, self.input, self.is_held
         for message, origin in zip(self.emitted.messages, self.emitted.origins, strict=True):
             if origin is not None and (message is inputs[origin] or held(message, origin)):
-                found = memo.get(id(message))
+                found = get(id(message))
                 if found is None:
                     made = message_to_dict(message)
-                    found = memo[id(message)] = (made, _copier(made))
-                made, copier = found
-                out.append(made.copy() if copier is None else copier(made))
+                    found = memo[id(message)] = (_copier(made) or dict.copy, made)
+                append(found[0](found[1]))
             else:
-                out.append(message_to_dict(message))
+                append(message_to_dict(message))
         return out
 
 
