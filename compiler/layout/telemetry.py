@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import compress, repeat
+from operator import is_not
 
 from compiler.layout.tokens import CharEstimator
 from compiler.read import Message, message_to_dict
@@ -67,8 +69,8 @@ def telemetry(result, *, counter, elapsed_ms: float, warnings, output: list[dict
     retired = [n(r.turn) for r in result.retired] if result.retired else []
     emitted, given = result.emitted.messages, output
     if mode == "cache_friendly":  # the caller's messages, with our state notes between them
-        kept = [i for i, origin in enumerate(result.emitted.origins) if origin is not None]
-        emitted, given = [emitted[i] for i in kept], [output[i] for i in kept]
+        kept = list(map(is_not, result.emitted.origins, repeat(None)))  # (no frame a message)
+        emitted, given = list(compress(emitted, kept)), list(compress(output, kept))
     preserved = _prefix(result.original, emitted, given, _givens(result))
     if result.skipped_at is not None:  # the caller's list differs from there on
         preserved = min(preserved, result.skipped_at)
