@@ -121,14 +121,9 @@ class PayloadPlan:
         that points at it; a checkpoint never cuts it after that."""
         if not self.keep:  # (a lossless re-encoding decodes as it goes: no memo)
             self.memo.decoded.clear()
-        # read on from where the last compile of this history left off (what it found
-        # for each earlier payload is a function of the history up to it)
-        start, done, pointed, open_file, directory, calls, views = self.memo.sighted.get(
-            "at", _UNSIGHTED
-        )
-        done, self.pointed = dict(done), dict(pointed)
-        calls = list(calls)  # the messages a call came before (checkpoints' call points)
-        views = list(views)  # the payloads that show a file view
+        # calls: the messages a call came before (checkpoints' call points); views: the
+        # payloads that show a file view
+        start, done, self.pointed, open_file, directory, calls, views = _sighted(self.memo)
         for index in range(start, len(self.kinds)):
             kind = self.kinds[index]
             known = self.memo.encoded.get(index, _UNREAD)
@@ -233,6 +228,16 @@ _JSON_ARRAY = re.compile(r'\s*\[\s*[\[{"\]\d-]')
 _UNREAD = object()
 # where the first-sight pass starts on a history it has not read (``first_sight``)
 _UNSIGHTED = (0, {}, {}, None, None, (), ())
+
+
+def _sighted(memo: Memo) -> tuple:
+    """Where ``first_sight`` reads on from: where the last compile of this history left
+    off (what it found for each earlier payload is a function of the history up to it),
+    each part a copy this compile may change."""
+    start, done, pointed, open_file, directory, calls, views = memo.sighted.get("at", _UNSIGHTED)
+    return start, dict(done), dict(pointed), open_file, directory, list(calls), list(views)
+
+
 FILE_VIEW_HEADER = "[File: "
 
 

@@ -84,7 +84,7 @@ def test_stripping_a_message_gives_what_the_role_by_role_checks_gave(role, text)
 
 def test_state_notes_read_on_point_by_point_are_the_notes_of_all_points_at_once():
     # (a shortcut: a longer history's compile reads on from the last compile's notes)
-    from compiler.layout.emit import Notes, _notes
+    from compiler.layout.notes import Notes, _notes
 
     a, b = ("a", '  - a = "1" (turn 0 [inferred])'), ("b", '  - b = "2" (turn 2 [inferred])')
     a2 = ("a", '  - a = "3" (turn 4 [inferred])')
