@@ -147,7 +147,8 @@ class Compilation:
         if memo is None:
             return list(map(message_to_dict, self.emitted.messages))
         out = []
-        append, get, inputs, held = out.append, memo.get, self.input, self.is_held
+        append, get, inputs = out.append, memo.get, self.input
+        held = self.held if self.held is not None else self.is_held  # (one call, not two)
         for message, origin in zip(self.emitted.messages, self.emitted.origins, strict=True):
             if origin is not None and (message is inputs[origin] or held(message, origin)):
                 found = get(id(message))
