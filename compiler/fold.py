@@ -86,6 +86,7 @@ class Fold:
         # payload as it goes, and its checkpoints decode without a memo), so holding every
         # payload's to the end only raised the peak (by about 1.3x the input on airline)
         self.drop_decoded = not resumable and options.mode == "cache_friendly"
+        self.pairing = None  # the history cache's scan for calls that do not pair
 
     def copy(self) -> Fold:
         twin = Fold.__new__(Fold)
@@ -98,6 +99,8 @@ class Fold:
         twin.fold, twin.checkpoints = self.fold.copy(), self.checkpoints.copy()
         if self.loop is not None:
             twin.loop = self.loop.copy()
+        if self.pairing is not None:
+            twin.pairing = self.pairing.copy()
         return twin
 
     def extend(self, messages, keys=None, warnings=(), items=None) -> Fold:
@@ -417,6 +420,7 @@ def lay_out(fold: Fold, made: Made) -> None:
         instruction=made.instruction,
         number=made.number,
         points=tuple(fold.points),
+        notes=fold.memo.notes if made.remember else None,
     )
 
 

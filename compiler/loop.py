@@ -70,12 +70,12 @@ from compiler.layout.emit import (  # (the notes, payloads and recall as emit wr
     Emitted,
     Recall,
     StateLines,
-    _notes,
     _recall_text,
     _replaced,
     invariant_lines,
     keyed_state_lines,
 )
+from compiler.layout.notes import _notes
 from compiler.layout.recall import recall as find_recall
 from compiler.read import Message, with_content
 
@@ -259,7 +259,7 @@ def emit_loop(
 ) -> Emitted:
     """The messages in order but the retired ones (``gone``), each payload as
     ``compacted`` shows it, and the state notes (index, text) as ``cache_friendly``
-    writes them at its call points (``emit._notes``: the first holds the whole register,
+    writes them at its call points (``notes._notes``: the first holds the whole register,
     the rules and the instruction), each before the message of its index; a note whose
     message is retired goes before the next one kept. The system prompt is never
     touched. A recall goes at the end of the last message, a user turn, as ``compact``

@@ -48,12 +48,17 @@ class Memo:
     pointed: dict = field(default_factory=dict)
     # cache_friendly: per file view's payload index, its lines as first shown (view_lines)
     views: dict = field(default_factory=dict)
+    # cache_friendly: where the first-sight pass over the payloads stopped, and what it
+    # had found (``PayloadPlan.first_sight``), under "at"
+    sighted: dict = field(default_factory=dict)
     # per payload index: its compaction result and the message built from it
     replacements: dict[int, tuple] = field(default_factory=dict)
     # token counts and output dicts of messages the history holds, by id (an id is only
     # a key while the history keeps the message alive)
     tokens: dict = field(default_factory=dict)
     dicts: dict = field(default_factory=dict)
+    # cache_friendly: the state notes of the call points so far (``emit.Notes``)
+    notes: dict = field(default_factory=dict)
 
     def copy(self) -> Memo:
         return Memo(*(dict(getattr(self, name)) for name in _NAMES))

@@ -123,12 +123,11 @@ class PayloadPlan:
         at it; a checkpoint never cuts it after that."""
         if not self.keep:  # (a lossless re-encoding decodes as it goes: no memo)
             self.memo.decoded.clear()
-        done = {}
-        self.pointed = {}
-        open_file = directory = None
-        calls: list[int] = []  # the messages a call came before (checkpoints' call points)
-        views: dict[int, str | None] = {}  # the payloads that show a file view: where
-        for index, kind in enumerate(self.kinds):
+        # calls: the messages a call came before (checkpoints' call points); views: the
+        # payloads that show a file view, and the directory each was shown in
+        start, done, self.pointed, open_file, directory, calls, views = _sighted(self.memo)
+        for index in range(start, len(self.kinds)):
+            kind = self.kinds[index]
             here = self.stated[index][1] or directory  # the directory it was shown in
             known = self.memo.encoded.get(index, _UNREAD)
             if known is _UNREAD:
@@ -151,6 +150,9 @@ class PayloadPlan:
             stated = self.stated[index]
             open_file = stated[0] if stated[0] is not None else open_file
             directory = stated[1] if stated[1] is not None else directory
+        if self.keep:  # (each kept as it is: the next compile reads on from copies)
+            at = (len(self.kinds), done, self.pointed, open_file, directory, calls, views)
+            self.memo.sighted["at"] = at
         return done
 
     def _first_text(self, done: dict):
@@ -232,6 +234,18 @@ class PayloadPlan:
 # a JSON array (not a "[File: ...]" header): its rows are its elements (``elide_record``)
 _JSON_ARRAY = re.compile(r'\s*\[\s*[\[{"\]\d-]')
 _UNREAD = object()
+# where the first-sight pass starts on a history it has not read (``first_sight``)
+_UNSIGHTED = (0, {}, {}, None, None, (), {})
+
+
+def _sighted(memo: Memo) -> tuple:
+    """Where ``first_sight`` reads on from: where the last compile of this history left
+    off (what it found for each earlier payload is a function of the history up to it),
+    each part a copy this compile may change."""
+    start, done, pointed, open_file, directory, calls, views = memo.sighted.get("at", _UNSIGHTED)
+    return start, dict(done), dict(pointed), open_file, directory, list(calls), dict(views)
+
+
 FILE_VIEW_HEADER = "[File: "
 
 

@@ -19,9 +19,7 @@ from compiler.layout.billing import (
     replay,
 )
 from compiler.layout.emit import (
-    CHANGES_MARKER,
     MODES,
-    REGISTER_MARKER,
     STATE_MARKER,
     STRIPPED_ROLES,
     Emitted,
@@ -30,6 +28,7 @@ from compiler.layout.emit import (
     strip_compiled_one,
 )
 from compiler.layout.marks import mark_cache_breakpoint
+from compiler.layout.notes import CHANGES_MARKER, REGISTER_MARKER
 from compiler.layout.telemetry import message_tokens
 from compiler.layout.tokens import CharEstimator, ExactCounter, resolve_counter
 

@@ -52,14 +52,12 @@ from json.encoder import encode_basestring
 
 from compiler.facts import Op, Provenance
 from compiler.frozen import build
+from compiler.layout.notes import INVARIANTS_MARKER, Notes, render_block
 from compiler.protocol import INSTRUCTION
 from compiler.read import Message, with_content
 from compiler.state import Entry, Register
 
 STATE_MARKER = "[ACTIVE_AGENT_STATE]"
-REGISTER_MARKER = "[STATE_REGISTER]"
-CHANGES_MARKER = "[STATE_CHANGES]"  # a state note holding only what changed since the last
-INVARIANTS_MARKER = "[DECLARED_INVARIANTS]"
 RECALL_MARKER = "[RETIRED_TURN_RECALL"
 MODES = ("compact", "cache_friendly")
 # the roles a compile writes into (the header, a recall): no other message has any of it
@@ -224,10 +222,6 @@ def _quote(value: str) -> str:
     return encode_basestring(value).replace("<", "\\u003c").replace(">", "\\u003e")
 
 
-def render_block(marker: str, lines: list[str]) -> str:
-    return "\n".join([marker, *lines]) if lines else ""
-
-
 def invariant_lines(invariants: tuple[str, ...]) -> list[str]:
     return [f"  - {' '.join(rule.split())}" for rule in invariants]
 
@@ -244,6 +238,7 @@ def emit(
     instruction: str = "",
     number: Callable[[int], int] | None = None,
     points: tuple[tuple[int, StateLines], ...] = (),
+    notes: dict | None = None,
 ) -> Emitted:
     """Lay the compiled messages out for ``mode``.
 
@@ -253,14 +248,22 @@ def emit(
     renumbers the turns the text names (the state lines, a recall) as the
     caller counts them. ``points`` (``cache_friendly``): each earlier call
     point, the index of the assistant message it came before, with the state
-    lines as of there (``keyed_state_lines``).
+    lines as of there (``keyed_state_lines``). ``notes`` (``cache_friendly``): a memo a
+    longer history's compile is given again, where the ``Notes`` of ``points`` are kept
+    so that it reads only the points that are new.
     """
     if recall is not None and number is not None:
         recall = replace(recall, turn=number(recall.turn))
     rules = invariant_lines(invariants)
     if mode == "cache_friendly":
         final = (len(messages), keyed_state_lines(register, number))
-        return _cache_friendly(messages, (*points, final), rules, instruction, compacted)
+        key = (tuple(rules), instruction)
+        read = (notes or {}).get(key) or Notes(rules, instruction)
+        read = read.read_on(points)
+        if notes is not None:  # (one entry: the options a loop compiles with)
+            notes.clear()
+            notes[key] = read
+        return _cache_friendly(messages, read, final, compacted)
     lines = state_lines(register, number)
     kept = [
         (i, _replaced(m, compacted[i]) if i in compacted else m)
@@ -294,79 +297,22 @@ def _replaced(message: Message, replacement: str | Message) -> Message:
     return with_content(message, replacement)
 
 
-def _cache_friendly(messages, points, rules, instruction, compacted) -> Emitted:
+def _cache_friendly(messages, notes: Notes, final, compacted) -> Emitted:
     """The messages in order (a payload re-encoded losslessly where it was), a state note
-    before each call point whose lines changed."""
+    before each call point whose lines changed: ``notes`` those of the earlier points,
+    then the one of the ``final`` point (the end of the history), if it takes one."""
+    placed, made = notes.placed, notes.messages
+    last = notes.note(*final)
+    if last is not None:
+        placed, made = [*placed, last], [*made, Message("system", last[1])]
     out = list(messages)
     for index, replacement in compacted.items():
         out[index] = _replaced(messages[index], replacement)
     origins: list[int | None] = list(range(len(messages)))
-    for index, note in reversed(list(_notes(points, rules, instruction))):
-        out.insert(index, Message("system", note))
+    for (index, _), note in zip(reversed(placed), reversed(made), strict=True):
+        out.insert(index, note)
         origins.insert(index, None)
     return build(Emitted, messages=tuple(out), origins=tuple(origins), recall_placed=False)
-
-
-def _notes(points, rules, instruction):
-    """(index, text) of each state note: the first holds the whole register, the rules
-    and the instruction; later ones what changed since the note before (the whole
-    register again where a slot left it).
-
-    Example:
-        >>> a = ("a", '  - a = "1" (turn 0 [inferred])')
-        >>> b = ("b", '  - b = "2" (turn 2 [inferred])')
-        >>> for index, text in _notes([(1, (a,)), (3, (a,)), (5, (a, b))], [], ""):
-        ...     print(index, text.splitlines())
-        1 ['[STATE_REGISTER]', '  - a = "1" (turn 0 [inferred])']
-        5 ['[STATE_CHANGES]', '  - b = "2" (turn 2 [inferred])']
-        >>> again = ("a", '  - a = "1" (turn 6 [inferred])')  # stated again: no note
-        >>> [index for index, _ in _notes([(1, (a,)), (7, (again,))], [], "")]
-        [1]
-    """
-    shown: dict[str, str] = {}  # slot: its line, as the notes so far leave it
-    first = True
-    before = None
-    for index, keyed in points:
-        if keyed == before:  # as at the point before, which its note (or none) settled
-            continue
-        before = keyed
-        lines = dict(keyed)
-        # a line is new when its value or flags are: the same fact stated again at a
-        # later turn is what the model reads above already
-        changed = [
-            (slot, line)
-            for slot, line in keyed
-            if line != (was := shown.get(slot)) and _unturned(was) != _unturned(line)
-        ]
-        gone = shown.keys() - lines.keys()
-        if not changed and not gone and not (first and (rules or instruction)):
-            continue
-        if first or gone:
-            blocks, now = [render_block(REGISTER_MARKER, list(lines.values()))], lines
-        else:
-            blocks = [render_block(CHANGES_MARKER, [line for _, line in changed])]
-            now = {**shown, **dict(changed)}
-        if first:
-            blocks += [render_block(INVARIANTS_MARKER, rules), instruction]
-        text = "\n\n".join(b for b in blocks if b)
-        if text:
-            yield index, text
-            first = False
-        shown = now
-
-
-def _unturned(line: str | None) -> str | None:
-    """A state line without its turn number (the last ``(turn N`` of a line is ours: the
-    value before it is quoted).
-
-    Example:
-        >>> _unturned('  - a = "1" (turn 12 [acted, pinned])')
-        '  - a = "1" ([acted, pinned])'
-    """
-    if line is None:
-        return None
-    head, _, tail = line.rpartition(" (turn ")
-    return f"{head} ({tail.partition(' ')[2]}"
 
 
 def _recall_text(recall: Recall) -> str:

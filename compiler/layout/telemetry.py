@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import compress, repeat
+from operator import is_not
 
+from compiler.layout.prefix import given_dicts, prefix_kept
 from compiler.layout.tokens import CharEstimator
-from compiler.read import Message, message_to_dict
-from compiler.read.messages import chat_keys_only
+from compiler.read import Message
 from compiler.state import retirement_violations
 
 
@@ -67,9 +69,9 @@ def telemetry(result, *, counter, elapsed_ms: float, warnings, output: list[dict
     retired = [n(r.turn) for r in result.retired] if result.retired else []
     emitted, given = result.emitted.messages, output
     if mode == "cache_friendly":  # the caller's messages, with our state notes between them
-        kept = [i for i, origin in enumerate(result.emitted.origins) if origin is not None]
-        emitted, given = [emitted[i] for i in kept], [output[i] for i in kept]
-    preserved = _prefix(result.original, emitted, given)
+        kept = list(map(is_not, result.emitted.origins, repeat(None)))  # (no frame a message)
+        emitted, given = list(compress(emitted, kept)), list(compress(output, kept))
+    preserved = prefix_kept(result.original, emitted, given, given_dicts(result))
     if result.skipped_at is not None:  # the caller's list differs from there on
         preserved = min(preserved, result.skipped_at)
     shown = {e.slot: reg.shown_value(e) for e in reg.active}
@@ -90,7 +92,7 @@ def telemetry(result, *, counter, elapsed_ms: float, warnings, output: list[dict
         "token_growth": compiled - raw,
         "token_estimator": counter.name,
         "tool_payloads_compacted": len(result.compacted),
-        "compacted_payloads": _payloads(result.compacted, n),
+        "compacted_payloads": _payloads(result.compacted, n, result.token_memo),
         "status_lines_dropped": sum([c.status_lines_dropped for c in result.compacted.values()]),
         "state_keys_dropped_over_limit": list(reg.dropped_over_limit),
         "state_values_truncated": list(reg.truncated_values),
@@ -140,13 +142,33 @@ def _estimated(result) -> tuple[int, int]:
     that is an input message as read takes that input's figure. (The inputs are the
     messages read, or equal to them, unless a compile's own markup was cut from one;
     an equal message has the same text and calls, so the same figure.)"""
-    figures = list(map(_estimate, result.original))
+    figures = _figures(result)
     inputs, emitted = result.input, result.emitted
     if inputs != result.original:
         return sum(figures), sum(map(_estimate, emitted.messages))
     pairs = zip(emitted.messages, emitted.origins, strict=True)
     compiled = [figures[o] if o is not None and m is inputs[o] else _estimate(m) for m, o in pairs]
     return sum(figures), sum(compiled)
+
+
+def _figures(result) -> tuple[int, ...]:
+    """``_estimate`` of each input message as read. Where a memo outlives the compile, the
+    figures are kept in it (under a key no message id can be) and only those of messages
+    new since the last compile are figured: a history only grows at its end, so the ones
+    before are those of the same messages. (Figuring all 62 of an airline loop's late
+    call again took about a tenth of the call.)"""
+    memo, original = result.token_memo, result.original
+    if memo is None:
+        return tuple(map(_estimate, original))
+    figures = memo.get(_FIGURES, ())
+    if len(figures) > len(original):
+        figures = ()
+    if len(figures) < len(original):  # (a new tuple: a copied memo may share the old one)
+        figures = memo[_FIGURES] = (*figures, *map(_estimate, original[len(figures) :]))
+    return figures
+
+
+_FIGURES = "chars/4 figures of the input messages"
 
 
 def _same(turn: int) -> int:
@@ -196,10 +218,29 @@ def _retired(result, retired, n) -> dict:
     }
 
 
-def _payloads(compacted: dict, n) -> list[dict]:
+def _payloads(compacted: dict, n, memo: dict | None = None) -> list[dict]:
+    """One row per compacted payload, by turn. With a memo (``_figures``), each row is
+    kept with the result it was made from and handed out again as a copy while the
+    payload's result is that very object (a loop's payloads keep theirs from call to
+    call)."""
     if not compacted:
         return []
-    return [_payload(n(i), c) for i, c in sorted(compacted.items())]
+    if memo is None:
+        return [_payload(n(i), c) for i, c in sorted(compacted.items())]
+    rows = memo.get(_ROWS, {})
+    fresh, out = {}, []
+    for index, result in sorted(compacted.items()):
+        turn = n(index)
+        kept = rows.get(index)
+        if kept is None or kept[0] is not result or kept[1] != turn:
+            kept = (result, turn, _payload(turn, result))
+        fresh[index] = kept
+        out.append(dict(kept[2]))
+    memo[_ROWS] = fresh  # (a new dict: a copied memo may share the old one)
+    return out
+
+
+_ROWS = "telemetry rows of the compacted payloads"
 
 
 def _refusals(result, n) -> list[dict]:
@@ -278,54 +319,6 @@ def _declarations(result, counter, n) -> dict:
         "slots_with_a_value_contract": contracts,
         "problems": [f"turn {n(turn)}: {problem}" for turn, problem in declared.problems],
     }
-
-
-def _prefix(original: tuple[Message, ...], emitted: tuple[Message, ...], output: list[dict]) -> int:
-    """Leading output messages equal to what the caller gave, by diffing the dicts: a
-    message read from a dict against that dict, so a role written out in another
-    spelling ("USER" as "user") ends the prefix. Keys no chat API takes are not compared:
-    they are never sent (see ``CHAT_KEYS``). Only a message read from text, and emitted
-    as it was read, needs no diff: there is no dict of the caller's to differ."""
-    count = 0
-    for before, message, after in zip(original, emitted, output, strict=False):
-        given = chat_keys_only(dict(before.source)) if before.source else None
-        if given is not None and not _equal(given, after):
-            break
-        if given is None and message is not before and not _equal(message_to_dict(before), after):
-            break
-        count += 1
-    return count
-
-
-def _equal(a, b) -> bool:
-    """``a == b``, also for values nested deeper than the stack left allows (compared
-    pair by pair from a list instead of by recursion).
-
-    Example:
-        >>> deep, other = [], []
-        >>> for _ in range(5000):
-        ...     deep, other = [deep], [other]
-        >>> _equal(deep, other), _equal(deep, [[1]])
-        (True, False)
-    """
-    try:
-        return a == b
-    except RecursionError:
-        pass
-    todo = [(a, b)]
-    while todo:
-        a, b = todo.pop()
-        if isinstance(a, dict) and isinstance(b, dict):
-            if a.keys() != b.keys():
-                return False
-            todo.extend((a[key], b[key]) for key in a)
-        elif isinstance(a, list | tuple) and isinstance(b, list | tuple):
-            if type(a) is not type(b) or len(a) != len(b):
-                return False
-            todo.extend(zip(a, b, strict=True))
-        elif isinstance(a, dict | list | tuple) or isinstance(b, dict | list | tuple) or a != b:
-            return False  # a container against anything else, or two values that differ
-    return True
 
 
 def _recall(result, n) -> dict | None:

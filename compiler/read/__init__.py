@@ -27,11 +27,12 @@ from compiler.read.messages import (
     owned,
     with_content,
 )
-from compiler.read.pairing import unpaired
+from compiler.read.pairing import Pairing, unpaired
 
 __all__ = [
     "CHECKING_DECODER",
     "Message",
+    "Pairing",
     "ToolCall",
     "as_message_dict",
     "canonical_dumps",

@@ -36,34 +36,76 @@ def unpaired(messages: Sequence[Message]) -> list[ParseWarning]:
         line 4: a tool turn answers 'c2', no open call of the assistant turn before it
         line 5: a tool turn without a tool_call_id answers no call
     """
-    found: list[ParseWarning] = []
-    open_calls: dict[str, tuple[int, str]] = {}  # call id -> the line making it, its tool
-    nameless: list[tuple[int, str]] = []  # open calls without an id (``function_call``)
-    for message in messages:
-        line = message.line or 1
-        if message.role == "tool":
-            note = _answer(message, open_calls, nameless)
-            if note:
+    return Pairing().extend(messages).warnings()
+
+
+class Pairing:
+    """``unpaired`` as a scan that a longer history resumes: the warnings of the messages
+    read so far, and the calls still open after the last of them. A history compiled
+    again with one more turn (``compiler.incremental``) reads only that turn.
+
+    Example:
+        >>> from compiler.read.messages import ToolCall
+        >>> scan = Pairing().extend([Message("assistant", None,
+        ...     tool_calls=(ToolCall("search", "{}", "c1"),), line=1)])
+        >>> [str(w) for w in scan.warnings()]
+        ["line 1: the call 'c1' (search) has no tool turn answering it (the API refuses that)"]
+        >>> scan.copy().extend([Message("tool", "[]", tool_call_id="c1", line=2)]).warnings()
+        []
+    """
+
+    __slots__ = ("found", "nameless", "open_calls")
+
+    def __init__(self):
+        self.found: list[ParseWarning] = []
+        self.open_calls: dict[str, tuple[int, str]] = {}  # id -> the line making it, its tool
+        self.nameless: list[tuple[int, str]] = []  # open calls without an id (``function_call``)
+
+    def copy(self) -> Pairing:
+        twin = Pairing()
+        twin.found, twin.open_calls = list(self.found), dict(self.open_calls)
+        twin.nameless = list(self.nameless)
+        return twin
+
+    def extend(self, messages: Sequence[Message]) -> Pairing:
+        found = self.found
+        for message in messages:
+            line = message.line or 1
+            if message.role == "tool":
+                note = _answer(message, self.open_calls, self.nameless)
+                if note:
+                    found.append(ParseWarning(line, note))
+                continue
+            if self.open_calls or self.nameless:
+                why = "is not answered before the next turn"
+                found.extend(_unanswered(self.open_calls, self.nameless, why))
+                self.open_calls, self.nameless = {}, []
+            if message.role == "assistant" and message.tool_calls:
+                self._calls(message, line)
+        return self
+
+    def _calls(self, message: Message, line: int) -> None:
+        found, open_calls = self.found, self.open_calls
+        legacy = any(k == "function_call" for k, _ in message.source)
+        for call in message.tool_calls:
+            if not call.id and legacy:
+                self.nameless.append((line, call.name))
+            elif not call.id:
+                named = f" ({call.name})" if call.name else ""
+                note = f"a call{named} without an id: no tool turn can answer it"
                 found.append(ParseWarning(line, note))
-            continue
-        found.extend(_unanswered(open_calls, nameless, "is not answered before the next turn"))
-        open_calls, nameless = {}, []
-        if message.role == "assistant":
-            legacy = message.tool_calls and any(k == "function_call" for k, _ in message.source)
-            for call in message.tool_calls:
-                if not call.id and legacy:
-                    nameless.append((line, call.name))
-                elif not call.id:
-                    named = f" ({call.name})" if call.name else ""
-                    note = f"a call{named} without an id: no tool turn can answer it"
-                    found.append(ParseWarning(line, note))
-                elif call.id in open_calls:
-                    note = f"two calls of one turn share the id {call.id!r}: one answer ends both"
-                    found.append(ParseWarning(line, note))
-                else:
-                    open_calls[call.id] = (line, call.name)
-    found.extend(_unanswered(open_calls, nameless, "has no tool turn answering it"))
-    return sorted(found, key=lambda warning: warning.line)
+            elif call.id in open_calls:
+                note = f"two calls of one turn share the id {call.id!r}: one answer ends both"
+                found.append(ParseWarning(line, note))
+            else:
+                open_calls[call.id] = (line, call.name)
+
+    def warnings(self) -> list[ParseWarning]:
+        """The warnings of the history read so far, in the order of their lines."""
+        end = _unanswered(self.open_calls, self.nameless, "has no tool turn answering it")
+        if not self.found and not end:
+            return []
+        return sorted([*self.found, *end], key=lambda warning: warning.line)
 
 
 def _answer(message: Message, open_calls: dict, nameless: list) -> str:
@@ -100,4 +142,4 @@ def _unanswered(open_calls: dict, nameless: list, why: str) -> list[ParseWarning
     return notes
 
 
-__all__ = ["unpaired"]
+__all__ = ["Pairing", "unpaired"]

@@ -122,6 +122,27 @@ def test_item_keys_tell_apart_values_python_calls_equal():
     assert item_key({"content": True}) != item_key({"content": 1})
     assert item_key({"content": [True]}) != item_key({"content": [1]})
     assert item_key({"content": [1.0]}) != item_key({"content": [1]})
+    assert item_key({"content": [0.0]}) != item_key({"content": [-0.0]})
+
+
+def test_item_keys_tell_apart_the_same_calls_with_their_keys_in_another_order():
+    call = {"id": "c1", "function": {"name": "f", "arguments": "{}"}}
+    turned = {"function": {"arguments": "{}", "name": "f"}, "id": "c1"}
+    assert item_key({"tool_calls": [call]}) != item_key({"tool_calls": [turned]})
+    assert item_key({"tool_calls": [call]}) == item_key({"tool_calls": [dict(call)]})
+
+
+def test_a_tool_call_changed_in_place_is_compiled_as_it_now_reads():
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    history = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+    ]
+    compile_messages(history)
+    call["function"]["arguments"] = '{"a": 1}'
+    again = compile_messages([*history, {"role": "user", "content": "ok"}])[0]
+    assert again[1]["tool_calls"][0]["function"]["arguments"] == '{"a": 1}'
 
 
 class _Reply:
@@ -155,3 +176,19 @@ def test_a_message_object_changed_in_place_is_compiled_as_it_now_reads():
     compile_messages(history)
     reply.text = "Charging PayPal."
     assert compile_messages(history)[0][1]["content"] == "Charging PayPal."
+
+
+def test_an_earlier_message_edited_in_place_is_compiled_as_it_now_reads():
+    # the cache finds the last snapshot by the identity of the caller's items, then
+    # checks each item still reads as it did (a shortcut for keying every item again)
+    schema = load_schema("logistics")
+    history = [
+        {"role": "user", "content": "Pay with PayPal."},
+        {"role": "assistant", "content": "ok"},
+    ]
+    compile_messages(history, schema=schema)
+    history[0]["content"] = "Pay with my gift card."
+    history.append({"role": "user", "content": "thanks"})
+    cached = compile_messages(history, schema=schema)
+    assert same(cached, compile_messages(history, schema=schema, cache=False))
+    assert cached[1]["active_state_slots"]["payment_method"] == "gift card"

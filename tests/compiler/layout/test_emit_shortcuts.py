@@ -80,3 +80,19 @@ def test_stripping_a_message_gives_what_the_role_by_role_checks_gave(role, text)
     got, expected = strip_compiled_one(message), _old_strip(message)
     assert got == expected
     assert got[0] is None or (got[0].source, got[0].line) == (expected[0].source, expected[0].line)
+
+
+def test_state_notes_read_on_point_by_point_are_the_notes_of_all_points_at_once():
+    # (a shortcut: a longer history's compile reads on from the last compile's notes)
+    from compiler.layout.notes import Notes, _notes
+
+    a, b = ("a", '  - a = "1" (turn 0 [inferred])'), ("b", '  - b = "2" (turn 2 [inferred])')
+    a2 = ("a", '  - a = "3" (turn 4 [inferred])')
+    points = [(1, (a,)), (3, (a,)), (5, (a, b)), (7, (b,)), (9, (a2, b)), (11, (a2, b))]
+    for rules, instruction in (([], ""), (["  - be kind"], "")):
+        notes = Notes(rules, instruction)
+        for end in range(len(points) + 1):
+            before = list(notes.placed)
+            notes = notes.read_on(points[:end])
+            assert notes.placed == _notes(points[:end], rules, instruction)
+            assert before == _notes(points[: max(0, end - 1)], rules, instruction)

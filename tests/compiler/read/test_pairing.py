@@ -140,3 +140,17 @@ def test_one_answer_for_several_calls_and_two_calls_with_one_id_are_named_as_suc
         "line 2: two calls of one turn share the id 'a': one answer ends both",
         "line 4: a tool turn answers 'a', no open call of the assistant turn before it",
     ]
+
+
+def test_a_pairing_scan_read_on_in_parts_warns_as_one_scan_of_the_whole_history():
+    # (a shortcut: the history cache reads only each call's new messages)
+    from compiler.read.pairing import Pairing
+
+    for name in SLICES:
+        for _, parsed in formats_many((FORMATS / name).read_text(encoding="utf-8")):
+            messages = parsed.messages
+            for cut in range(len(messages) + 1):
+                scan = Pairing().extend(messages[:cut])
+                early = scan.copy().warnings()
+                assert scan.extend(messages[cut:]).warnings() == unpaired(messages), name
+                assert early == unpaired(messages[:cut]), name
