@@ -11,15 +11,13 @@ path and give the same bytes.
 
 The per-message stages run in one method, ``Fold.advance``, in the order its docstring
 gives (as functions over a tuple they cost more per message: see there); the
-whole-history stages, once per compile, are data: ``HISTORY_STAGES``.
+whole-history stages, once per compile, are data: ``stages.HISTORY_STAGES``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from compiler.compact import Checkpoints, has_safety_signal, next_read_key, status_values
-from compiler.compact.plan import NO_STATUS, PayloadPlan
+from compiler.compact import Checkpoints, next_read_key, status_values
+from compiler.compact.plan import NO_STATUS
 from compiler.frozen import build
 from compiler.layout import (
     CHANGES_MARKER,
@@ -29,16 +27,14 @@ from compiler.layout import (
     declared_in_header,
     strip_compiled_one,
 )
-from compiler.layout.emit import Emitted, Recall, emit, keyed_state_lines
-from compiler.layout.recall import recall
+from compiler.layout.emit import keyed_state_lines
 from compiler.loop import LoopCheckpoints
 from compiler.memo import Memo
-from compiler.protocol import DeclareState, render_instruction
+from compiler.protocol import DeclareState
 from compiler.read import Message
+from compiler.stages import HISTORY_STAGES, Made, numbers_of, settle_call
 from compiler.state import Kind, RegisterFold, classify_next, extract_parts
 from compiler.state.answers import Held, settled
-from compiler.state.requests import asks_more
-from compiler.state.retire import retire
 from compiler.types import Compilation, Options
 
 
@@ -131,7 +127,7 @@ class Fold:
         if message.role in STRIPPED_ROLES:  # (only these can carry what a compile wrote)
             stripped, touched = strip_compiled_one(message)
             self.markup_stripped += touched
-            if touched and message.role == "system" and self.holds_header(message, stripped):
+            if touched and message.role == "system" and _holds_header(self, message, stripped):
                 self.carry(declared_in_header(message.content), stripped is None)
             message = stripped
             if message is None:
@@ -139,7 +135,7 @@ class Fold:
         clean = self.clean
         turn = len(clean)
         if self.held is not None:
-            self._answer(message)
+            _answer(self, message)
         if self.carried:  # declared in a header this message held, or one just before it
             self.fold_carried(turn)
         if turn and message.role == "assistant" and self.options.mode == "cache_friendly":
@@ -178,29 +174,6 @@ class Fold:
         else:
             held.apply(self.fold)
 
-    def _answer(self, message: Message) -> None:
-        """``message`` answers one of the held turn's calls, or the held turn is over: a
-        call it does not answer counts as done."""
-        held = self.held
-        if held.awaits(message):
-            held = self.held = held.answered(message)
-            if held.waiting:
-                return
-        self.held = None
-        held.apply(self.fold)
-
-    def holds_header(self, message: Message, stripped: Message | None) -> bool:
-        """Whether a system message holds a state block where a compile writes one: at
-        the head of the first message (``compact``), or as the whole of a message
-        (``cache_friendly``'s register, or ``compact``'s header where the history had no
-        system message, wherever a caller then put it: after its own system prompt, say).
-        A block quoted anywhere else (a ``system:`` line in a pasted transcript) declares
-        nothing."""
-        text = message.content
-        if len(self.original) == 1 and text.startswith(STATE_MARKER):
-            return True
-        return stripped is None and text.startswith((REGISTER_MARKER, STATE_MARKER, CHANGES_MARKER))
-
     def carry(self, facts: tuple, gone: bool) -> None:
         """Declared facts read back from a stripped header (``emit.declared_in_header``).
         They hold as of where the header stood: a header that was a message of its own
@@ -223,7 +196,7 @@ class Fold:
         the caller builds its output and telemetry (the decoded JSON of every payload is
         the largest part of a compile's peak memory)."""
         made = Made(tuple(self.clean), tuple(self.kinds), settled(self.fold, self.held), remember)
-        made.numbers = numbers = _numbers(self)
+        made.numbers = numbers = numbers_of(self)
         made.number = numbers.__getitem__ if numbers is not None else None
         for stage in HISTORY_STAGES:
             stage(self, made)
@@ -252,7 +225,7 @@ class Fold:
         )
 
     def number(self, turn: int) -> int:
-        """One clean message's turn number as ``_numbers`` gives it (earlier turns keep
+        """One clean message's turn number as ``stages.numbers_of`` gives it (earlier turns keep
         theirs as the history grows)."""
         source = self.sources[turn]
         return self.original[source].line - 1 if self.by_item else source
@@ -271,21 +244,6 @@ def _shared_lines(points: list, lines: tuple) -> tuple:
     return tuple([known.get(pair, pair) for pair in lines])
 
 
-def _numbers(fold: Fold) -> tuple[int, ...] | None:
-    """Each clean message's turn number as the caller counts it: its place in the
-    caller's list (``by_item``), or among the messages read from text. None where that
-    is its index already, as it is unless an item was skipped or a compiled header
-    stripped."""
-    original = fold.original
-    if not original:
-        return None
-    if not fold.by_item:
-        return None if len(fold.sources) == len(original) else tuple(fold.sources)
-    if len(fold.sources) == len(original) == original[-1].line:
-        return None
-    return tuple(original[source].line - 1 for source in fold.sources)
-
-
 def _skipped_at(fold: Fold, numbers) -> int | None:
     """Where the caller's list holds the first item the reader skipped (by_item only),
     asked only where the reader may have skipped one: numbering moved, or items were read
@@ -296,6 +254,31 @@ def _skipped_at(fold: Fold, numbers) -> int | None:
         if message.line - 1 != index:
             return index
     return len(fold.original) if fold.items > len(fold.original) else None
+
+
+def _answer(fold: Fold, message: Message) -> None:
+    """``message`` answers one of the held turn's calls, or the held turn is over: a
+    call it does not answer counts as done."""
+    held = fold.held
+    if held.awaits(message):
+        held = fold.held = held.answered(message)
+        if held.waiting:
+            return
+    fold.held = None
+    held.apply(fold.fold)
+
+
+def _holds_header(fold: Fold, message: Message, stripped: Message | None) -> bool:
+    """Whether a system message holds a state block where a compile writes one: at
+    the head of the first message (``compact``), or as the whole of a message
+    (``cache_friendly``'s register, or ``compact``'s header where the history had no
+    system message, wherever a caller then put it: after its own system prompt, say).
+    A block quoted anywhere else (a ``system:`` line in a pasted transcript) declares
+    nothing."""
+    text = message.content
+    if len(fold.original) == 1 and text.startswith(STATE_MARKER):
+        return True
+    return stripped is None and text.startswith((REGISTER_MARKER, STATE_MARKER, CHANGES_MARKER))
 
 
 _LISTS = (
@@ -309,124 +292,3 @@ _LISTS = (
     "stated",
     "points",
 )
-
-
-@dataclass(slots=True)
-class Made:
-    """What the whole-history stages have made so far, each stage filling its part."""
-
-    clean: tuple[Message, ...]
-    kinds: tuple[Kind, ...]
-    register: object
-    remember: bool = True  # (``Fold.finish``)
-    numbers: tuple[int, ...] | None = None
-    number: object = None
-    retired: tuple = ()
-    gone: frozenset[int] = frozenset()  # the retired turns
-    plan: PayloadPlan | None = None
-    compacted: dict | None = None
-    recall: Recall | None = None
-    instruction: str = ""
-    emitted: Emitted | None = None
-    first_seen: dict | None = None  # compact in a loop: each payload as first seen
-
-
-def retire_turns(fold: Fold, made: Made) -> None:
-    """``compact``: the turns whose facts were all replaced, retired."""
-    if fold.options.mode != "compact":
-        return
-    clean = made.clean
-    calling = frozenset(i for i, message in enumerate(clean) if message.tool_calls)
-    task = next((i for i, m in enumerate(clean) if m.role == "user" and _says(m)), None)
-
-    def carries_more(turn: int) -> bool:  # a safety signal, or a request no slot holds
-        return has_safety_signal(clean[turn].text) or asks_more(clean[turn], turn, made.register)
-
-    speakers = tuple(message.role for message in clean)
-    made.retired = retire(made.register, made.kinds, calling, task, carries_more, speakers)
-    made.gone = frozenset(r.turn for r in made.retired)
-
-
-def payload_plan(fold: Fold, made: Made) -> PayloadPlan:
-    return PayloadPlan(
-        made.clean,
-        made.kinds,
-        fold.read_keys,
-        fold.stated,
-        fold.statuses,
-        fold.memo,
-        made.remember,
-    )
-
-
-def settle_call(fold: Fold) -> None:
-    """``compact`` in a loop: decide the call point at the end of the history so far, as
-    the last ``finish`` decided it where that was this history's (``compiler.loop``)."""
-    loop = fold.loop
-    pending = loop.pending
-    if pending is None or pending.end != len(fold.clean):
-        made = Made(tuple(fold.clean), tuple(fold.kinds), fold.fold.result())
-        made.numbers = numbers = _numbers(fold)
-        made.number = numbers.__getitem__ if numbers is not None else None
-        retire_turns(fold, made)
-        plan = payload_plan(fold, made)
-        made.compacted = plan.compacted(made.gone, made.number)
-        pending = loop.decide_at(made, plan.first_sight(made.number), fold.memo.pointed)
-    loop.keep(pending)
-
-
-def plan_payloads(fold: Fold, made: Made) -> None:
-    """How each payload is shown (``compact.plan``)."""
-    made.plan = plan = payload_plan(fold, made)
-    if fold.options.mode == "compact":
-        made.compacted = plan.compacted(made.gone, made.number)
-    else:
-        cuts = fold.checkpoints.cached_rate is not None  # (else nothing is ever cut)
-        made.compacted = fold.checkpoints.cut(fold, made, plan.first_sight(made.number, cuts))
-    if not made.remember:  # what a later compile would reuse, let go before the layout
-        fold.memo.forget_payloads()
-    if fold.loop is not None:  # (compact in a loop: the payloads after its frozen head)
-        made.first_seen = plan.first_sight(made.number)
-    if not fold.resumable:  # (read by the plan, and by the read key of a message to come)
-        fold.read_keys.clear()
-        fold.calls.clear()
-        fold.fields.clear()
-
-
-def recall_turns(fold: Fold, made: Made) -> None:
-    made.recall = recall(fold.options.recall_query, made.clean, tuple(sorted(made.gone)))
-
-
-def teach(fold: Fold, made: Made) -> None:
-    """The protocol instruction, where the options ask to teach it."""
-    options = fold.options
-    if options.teach_protocol:
-        made.instruction = render_instruction(options.schema.slot_names if options.schema else ())
-
-
-def lay_out(fold: Fold, made: Made) -> None:
-    plan = made.plan
-    if fold.loop is not None:
-        made.emitted = fold.loop.compile(made, fold.options, fold.memo.pointed)
-        return
-    made.emitted = emit(
-        made.clean,
-        register=made.register,
-        retired=made.gone,
-        compacted={i: plan.replacement(i, c) for i, c in made.compacted.items()},
-        mode=fold.options.mode,
-        invariants=fold.options.invariants,
-        recall=made.recall,
-        instruction=made.instruction,
-        number=made.number,
-        points=tuple(fold.points),
-        notes=fold.memo.notes if made.remember else None,
-    )
-
-
-HISTORY_STAGES = (retire_turns, plan_payloads, recall_turns, teach, lay_out)
-
-
-def _says(message: Message) -> bool:
-    """Whether a message holds any text (the task is the first user turn that does)."""
-    return bool(message.content and message.content.strip())

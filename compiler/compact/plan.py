@@ -133,7 +133,7 @@ class PayloadPlan:
             if known is _UNREAD:
                 recent = []
                 if FILE_VIEW_HEADER in (self.clean[index].content or ""):
-                    shown = self._first_text(done)
+                    shown = _first_text(self.clean, done)
                     recent = pointable_views(
                         list(views), calls, shown, number, cuts, views.get, self.memo.views
                     )
@@ -154,10 +154,6 @@ class PayloadPlan:
             at = (len(self.kinds), done, self.pointed, open_file, directory, calls, views)
             self.memo.sighted["at"] = at
         return done
-
-    def _first_text(self, done: dict):
-        """A payload's text as first shown, by index."""
-        return lambda index: done[index].text if index in done else self.clean[index].content
 
     def _seen_first(self, index, kind, open_file, directory, recent, here) -> Compacted | None:
         message = self.clean[index]
@@ -236,6 +232,11 @@ _JSON_ARRAY = re.compile(r'\s*\[\s*[\[{"\]\d-]')
 _UNREAD = object()
 # where the first-sight pass starts on a history it has not read (``first_sight``)
 _UNSIGHTED = (0, {}, {}, None, None, (), {})
+
+
+def _first_text(clean, done: dict):
+    """A payload's text as first shown, by index."""
+    return lambda index: done[index].text if index in done else clean[index].content
 
 
 def _sighted(memo: Memo) -> tuple:
