@@ -12,7 +12,7 @@ import pytest
 from compiler import compile_messages
 from compiler.fold import Fold
 from compiler.incremental import HistoryCache
-from compiler.layout.emit import REGISTER_MARKER, STATE_MARKER
+from compiler.layout import REGISTER_MARKER, STATE_MARKER
 from compiler.loop import Decisions, LoopCheckpoints
 from compiler.read import Message, read_message_list
 from compiler.types import Options
