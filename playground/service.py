@@ -66,7 +66,7 @@ def shipped_schema(name: str) -> Schema:
 
     Example:
         >>> shipped_schema("logistics").slot_names
-        ('active_order', 'delivery_address', 'payment_method')
+        ('active_order', 'delivery_address', 'payment_method', 'profile_address')
     """
     if name not in list_schemas():
         raise SchemaError(f"unknown schema {name!r}; shipped: {', '.join(list_schemas())}")

@@ -40,7 +40,7 @@ def test_a_retired_turn_sits_in_its_own_row_with_a_link_to_the_superseding_turn(
 def test_the_state_header_is_its_own_row_each_fact_linking_to_its_turn(client, airline_text):
     part = client.post("/console", form_data(airline_text), **HTMX).content.decode()
     header = row_html(part, "added")
-    assert '<code>cabin_class = business</code> <a href="#row-44">turn 44</a>' in header
+    assert '<code>cabin_class = business</code> <a href="#row-58">turn 58</a>' in header
     assert '<code>passenger_id = sofia_kim_7287</code> <a href="#row-5">turn 5</a>' in header
     # the system prompt's own row shows the prompt, the header is not repeated in it
     assert "[ACTIVE_AGENT_STATE]" not in row_html(part, 0)
