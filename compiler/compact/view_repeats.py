@@ -18,6 +18,7 @@ from __future__ import annotations
 import posixpath
 import re
 from bisect import bisect_left
+from typing import NamedTuple
 
 from compiler.compact.checkpoints import RECENT_CALLS
 from compiler.compact.read_keys import FILE_VIEW, NOT_APPLIED
@@ -35,11 +36,28 @@ _MORE_ABOVE = re.compile(r"\(\d+ more lines? above\)")
 _IN_WINDOW = re.compile(
     r"<<<<< (?:START|END) CURSOR >>>>>|\[lines \d+-\d+ same as (?:lines \d+-\d+ of )?turn \d+\]"
 )
+# a window's body, read at once rather than a line at a time: lines that are numbered, or
+# are one of those (``_IN_WINDOW``) with spaces either side, each up to a line break or
+# the text's end (``\s`` is what ``str.strip`` strips)
+_BODY = re.compile(
+    r"(?:(?:\d{1,9}:[^\n]*|[^\S\n]*(?:" + _IN_WINDOW.pattern + r")[^\S\n]*)(?:\n|\Z))*"
+)
+_NUMBERED_LINE = re.compile(r"^\d{1,9}:", re.MULTILINE)
 
 _UNREAD = object()
-# one earlier view: its index, its turn as the caller counts it, its file, and the lines
-# it shows verbatim, by number
-Earlier = tuple[int, int, str, dict[int, str]]
+
+
+class Earlier(NamedTuple):
+    """One earlier view a payload may point at."""
+
+    index: int  # its payload index
+    turn: int  # its turn as the caller counts it
+    path: str  # its file
+    lines: dict[int, str]  # the lines it shows verbatim, by number
+    texts: dict[int, str]  # each line's text after its number, by number
+    numbers: dict[str, list[int]]  # the numbers each text is shown under
+
+
 # one editor window of a text: its file, and where its body starts and ends among the lines
 Window = tuple[str, int, int]
 
@@ -58,21 +76,32 @@ def view_windows(text: str) -> tuple[list[str], list[Window]]:
     windows = []
     if "[File: " not in text:
         return lines, windows
-    for at, line in enumerate(lines):
-        header = FILE_VIEW.match(line) if line.startswith("[File: ") else None
-        if header is None:
-            continue
-        start = at + 1
-        if start < len(lines) and _MORE_ABOVE.fullmatch(lines[start].strip()):
-            start += 1
-        end = start
-        while end < len(lines) and (
-            _NUMBERED.match(lines[end]) or _IN_WINDOW.fullmatch(lines[end].strip())
-        ):
-            end += 1
-        if any(_NUMBERED.match(line) for line in lines[start:end]):
-            windows.append((header.group(1), start, end))
+    # each line that starts with a header, found by its offset in the text
+    at, line, offset = text.find("[File: "), 0, 0  # the line at offset
+    while at >= 0:
+        if at == 0 or text[at - 1] == "\n":
+            line, offset = line + text.count("\n", offset, at), at
+            header = FILE_VIEW.match(lines[line])
+            window = _window(text, lines, line, at) if header is not None else None
+            if window is not None:
+                windows.append((header.group(1), *window))
+        at = text.find("[File: ", at + 1)
     return lines, windows
+
+
+def _window(text: str, lines: list[str], line: int, at: int) -> tuple[int, int] | None:
+    """The span of the body below the header at ``lines[line]`` (at offset ``at``), or
+    None where it holds no numbered line."""
+    start, begin = line + 1, text.find("\n", at) + 1  # (begin: the offset of lines[start])
+    if begin and _MORE_ABOVE.fullmatch(lines[start].strip()):
+        start, begin = start + 1, text.find("\n", begin) + 1
+    if not begin:
+        return None  # the text ends first
+    end = _BODY.match(text, begin).end()
+    if not _NUMBERED_LINE.search(text, begin, end):
+        return None
+    ended = end == len(text) and end > begin and text[-1] != "\n"  # (the last line, unended)
+    return start, start + text.count("\n", begin, end) + ended
 
 
 def resolved(path: str, directory: str | None) -> str:
@@ -100,14 +129,32 @@ def view_lines(text: str, directory: str | None = None) -> tuple[str, dict[int, 
         >>> view_lines("[File: /a.py (9 lines total)]\\n[lines 1-3 same as turn 2]\\n4:y")
         ('/a.py', {4: '4:y'})
     """
+    found = read_view(text, directory)
+    return None if found is None else found[:2]
+
+
+def read_view(text: str, directory: str | None = None) -> tuple | None:
+    """``view_lines``, with each line's text after its number, by number, and the numbers
+    each text is shown under (in the order the lines are): what a later view is matched
+    against, read once per view.
+
+    Example:
+        >>> read_view("[File: /a.py (9 lines total)]\\n3:x\\n4:y\\n5:x")
+        ('/a.py', {3: '3:x', 4: '4:y', 5: '5:x'}, {3: 'x', 4: 'y', 5: 'x'}, {'x': [3, 5], 'y': [4]})
+    """
     if NOT_APPLIED in text:
         return None
     lines, windows = view_windows(text)
     if len(windows) != 1 or len(FILE_VIEW.findall(text)) != 1:
         return None
     path, start, end = windows[0]
-    numbered = (_NUMBERED.match(line) for line in lines[start:end])
-    return resolved(path, directory), {int(m.group(1)): m.string for m in numbered if m is not None}
+    numbered = [m for m in map(_NUMBERED.match, lines[start:end]) if m is not None]
+    shown = {int(m.group(1)): m.string for m in numbered}
+    texts = {int(m.group(1)): m.string[m.end() :] for m in numbered}
+    numbers: dict[str, list[int]] = {}
+    for number, line in texts.items():
+        numbers.setdefault(line, []).append(number)
+    return resolved(path, directory), shown, texts, numbers
 
 
 def pointable_views(
@@ -126,15 +173,16 @@ def pointable_views(
     ``calls``: the call points so far; ``shown``: a payload's text as first shown, by
     index; ``number``: the turn as the caller counts it; ``where``: the directory a
     payload was shown in, by index, where one is known; ``read``: each view's
-    ``view_lines`` by index, kept for the next payload (a view's text as first shown
+    ``read_view`` by index, kept for the next payload (a view's text as first shown
     never changes).
 
     Example:
         >>> text = {2: "[File: /a.py (9 lines total)]\\n1:x"}
         >>> text[8] = "[File: /b.py (2 lines total)]\\n1:y"
-        >>> pointable_views([2, 8], [1, 3, 5, 7], text.get)  # a call point at 3 can cut 2
+        >>> found = pointable_views([2, 8], [1, 3, 5, 7], text.get)  # a call point at 3 can cut 2
+        >>> [(view.index, view.turn, view.path, view.lines) for view in found]
         [(8, 8, '/b.py', {1: '1:y'})]
-        >>> [view[0] for view in pointable_views([2, 8], [1, 3, 5, 7], text.get, cuts=False)]
+        >>> [view.index for view in pointable_views([2, 8], [1, 3, 5, 7], text.get, cuts=False)]
         [2, 8]
     """
     bound = calls[-RECENT_CALLS] if cuts and len(calls) >= RECENT_CALLS else 0
@@ -143,10 +191,10 @@ def pointable_views(
     for index in views[bisect_left(views, bound) :]:
         lines = read.get(index, _UNREAD)
         if lines is _UNREAD:
-            lines = view_lines(shown(index), where(index) if where is not None else None)
+            lines = read_view(shown(index), where(index) if where is not None else None)
             read[index] = lines
         if lines is not None:
-            found.append((index, index if number is None else number(index), *lines))
+            found.append(Earlier(index, index if number is None else number(index), *lines))
     return found
 
 
@@ -163,7 +211,7 @@ def point_to_views(
     Example:
         >>> old = "[File: /a.py (9 lines total)]\\n1:a\\n2:b\\n3:c\\n4:d"
         >>> new = "[File: /a.py (9 lines total)]\\n1:a\\n2:b\\n3:c\\n4:D\\nok"
-        >>> point_to_views(new, [(5, 6, *view_lines(old))])
+        >>> point_to_views(new, [Earlier(5, 6, *read_view(old))])
         ('[File: /a.py (9 lines total)]\\n[lines 1-3 same as turn 6]\\n4:D\\nok', frozenset({5}))
     """
     lines, windows = view_windows(text)
@@ -189,22 +237,18 @@ def _pointed(body: list[str], views: list[Earlier], used: set) -> list[str]:
     matches = [_NUMBERED.match(line) for line in body]
     numbers = [int(m.group(1)) if m is not None else None for m in matches]
     texts = [m.string[m.end() :] if m is not None else None for m in matches]
-    safe: dict[int, bool] = {}  # per line: no safety signal (asked only of a repeat)
-    by_text: dict[int, dict] = {}  # per view: its lines' numbers by text, when first asked
-
-    def ok(at: int) -> bool:
-        if at not in safe:
-            safe[at] = not has_safety_signal(body[at])
-        return safe[at]
+    # per line: how many lines from it on are numbered one after another, the most a run
+    # from it can hold, so once a view shows that many no other view can show more
+    stretch = [0] * (len(body) + 1)
+    for at in range(len(body) - 1, -1, -1):
+        if numbers[at] is not None:
+            follows = at + 1 < len(body) and numbers[at + 1] == numbers[at] + 1
+            stretch[at] = stretch[at + 1] + 1 if follows else 1
+    ok = _clean_lines(body)
 
     def run(at: int, view: Earlier, first: int) -> int:
-        length = 0
-        while (
-            at + length < len(body)
-            and numbers[at + length] == numbers[at] + length
-            and _text(view, first + length) == texts[at + length]
-            and ok(at + length)
-        ):
+        shown, length, most = view.texts, 0, stretch[at]
+        while length < most and shown.get(first + length) == texts[at + length] and ok(at + length):
             length += 1
         return length
 
@@ -212,15 +256,15 @@ def _pointed(body: list[str], views: list[Earlier], used: set) -> list[str]:
     while at < len(body):
         best = (0, None, 0)  # the run's length, the view, its first number there
         for view in views if numbers[at] is not None else ():
-            starts = [numbers[at]] if view[3].get(numbers[at]) == body[at] else []
+            starts = [numbers[at]] if view.lines.get(numbers[at]) == body[at] else []
             if len(texts[at].strip()) >= SHIFT_START:
-                if view[0] not in by_text:
-                    by_text[view[0]] = _numbers_by_text(view)
-                starts += [n for n in by_text[view[0]].get(texts[at], ()) if n != numbers[at]]
+                starts += [n for n in view.numbers.get(texts[at], ()) if n != numbers[at]]
             for first in starts:
                 length = run(at, view, first)
                 if length > best[0]:
                     best = (length, view, first)
+            if best[0] == stretch[at]:
+                break  # (a later view or start can only tie, and a tie keeps the first)
         length, view, first = best
         if length < VIEW_RUN:
             written.append(body[at])
@@ -228,23 +272,31 @@ def _pointed(body: list[str], views: list[Earlier], used: set) -> list[str]:
             continue
         last = numbers[at + length - 1]
         if first == numbers[at]:
-            written.append(f"[lines {first}-{last} same as turn {view[1]}]")
+            written.append(f"[lines {first}-{last} same as turn {view.turn}]")
         else:
-            shown = f"lines {first}-{first + length - 1} of turn {view[1]}"
+            shown = f"lines {first}-{first + length - 1} of turn {view.turn}"
             written.append(f"[lines {numbers[at]}-{last} same as {shown}]")
-        used.add(view[0])
+        used.add(view.index)
         at += length
     return written
 
 
-def _text(view: Earlier, number: int) -> str | None:
-    """The text of a view's line (after its number), or None where it shows none."""
-    line = view[3].get(number)
-    return None if line is None else line[_NUMBERED.match(line).end() :]
+def _clean_lines(body: list[str]):
+    """Whether a line of ``body`` carries no safety signal, asked of a line at a time. The
+    body is read whole first: a line's signal is a signal of the lines joined too (a line
+    break is no letter, digit or part of an address), so where the whole has none no line
+    does, and no line is read on its own (most views carry none). Where it has one, each
+    line asked of is read on its own: the whole's may stand across a line break."""
+    joined: list[bool] = []  # whether the whole has a signal, once asked
+    safe: dict[int, bool] = {}
 
+    def ok(at: int) -> bool:
+        if not joined:
+            joined.append(has_safety_signal("\n".join(body)))
+        if not joined[0]:
+            return True
+        if at not in safe:
+            safe[at] = not has_safety_signal(body[at])
+        return safe[at]
 
-def _numbers_by_text(view: Earlier) -> dict[str, list[int]]:
-    found: dict[str, list[int]] = {}
-    for number in view[3]:
-        found.setdefault(_text(view, number), []).append(number)
-    return found
+    return ok

@@ -282,3 +282,17 @@ def test_a_short_line_begins_no_run_under_shifted_numbers():
     }
     texts = _texts(_session(before, after))
     assert "of turn" not in texts[4]
+
+
+def test_a_warning_line_inside_a_long_repeated_body_is_shown_again_and_breaks_the_run():
+    # the body is read whole for a safety signal first (a shortcut): one line carrying a
+    # signal must still keep the whole from counting as clean
+    warned = _view("/repo/a.py", 1, 30)
+    warned["content"] = warned["content"].replace(
+        "15:    value_15 = compute(15, scale=2)", "15:    value_15 = compute(15)  # warning: unsafe"
+    )
+    again = {**warned}
+    text = _texts(_session(warned, again))[4]
+    assert "[lines 1-14 same as turn 2]" in text
+    assert "15:    value_15 = compute(15)  # warning: unsafe" in text
+    assert "[lines 16-30 same as turn 2]" in text
