@@ -46,7 +46,7 @@ class Memo:
     encoded: dict = field(default_factory=dict)
     # cache_friendly: per payload index, the earlier file views its lines point at
     pointed: dict = field(default_factory=dict)
-    # cache_friendly: per file view's payload index, its lines as first shown (view_lines)
+    # cache_friendly: per file view's payload index, its lines as first shown (read_view)
     views: dict = field(default_factory=dict)
     # cache_friendly: where the first-sight pass over the payloads stopped, and what it
     # had found (``PayloadPlan.first_sight``), under "at"

@@ -53,9 +53,11 @@ class Earlier(NamedTuple):
     index: int  # its payload index
     turn: int  # its turn as the caller counts it
     path: str  # its file
-    lines: dict[int, str]  # the lines it shows verbatim, by number
-    texts: dict[int, str]  # each line's text after its number, by number
+    texts: dict[int, str]  # each numbered line's text after its number, by number
     numbers: dict[str, list[int]]  # the numbers each text is shown under
+    # the number as written where it is not the plain decimal (``007:``, other digits);
+    # with ``texts``, each line as shown, so the lines are not kept a second time
+    spelled: dict[int, str]
 
 
 # one editor window of a text: its file, and where its body starts and ends among the lines
@@ -117,30 +119,19 @@ def resolved(path: str, directory: str | None) -> str:
     return posixpath.normpath(posixpath.join(directory, path))
 
 
-def view_lines(text: str, directory: str | None = None) -> tuple[str, dict[int, str]] | None:
-    """The file a view shows (``resolved`` from ``directory``) and the numbered lines it
-    shows verbatim, by number; None for no view, several, or the preview of an edit that
-    was not applied (its windows show a file that was never so, and the file as it is,
-    under the same numbers).
-
-    Example:
-        >>> view_lines("[File: /a.py (9 lines total)]\\n3:x\\n<<<<< START CURSOR >>>>>\\n4:y")
-        ('/a.py', {3: '3:x', 4: '4:y'})
-        >>> view_lines("[File: /a.py (9 lines total)]\\n[lines 1-3 same as turn 2]\\n4:y")
-        ('/a.py', {4: '4:y'})
-    """
-    found = read_view(text, directory)
-    return None if found is None else found[:2]
-
-
 def read_view(text: str, directory: str | None = None) -> tuple | None:
-    """``view_lines``, with each line's text after its number, by number, and the numbers
-    each text is shown under (in the order the lines are): what a later view is matched
-    against, read once per view.
+    """The file a view shows (``resolved`` from ``directory``), its numbered lines' texts
+    after their numbers, by number, the numbers each text is shown under (in the order
+    the lines are), and the numbers not written plainly: what a later view is matched
+    against, read once per view. None for no view, several, or the preview of an edit
+    that was not applied (its windows show a file that was never so, and the file as it
+    is, under the same numbers).
 
     Example:
-        >>> read_view("[File: /a.py (9 lines total)]\\n3:x\\n4:y\\n5:x")
-        ('/a.py', {3: '3:x', 4: '4:y', 5: '5:x'}, {3: 'x', 4: 'y', 5: 'x'}, {'x': [3, 5], 'y': [4]})
+        >>> read_view("[File: /a.py (9 lines total)]\\n3:x\\n<<<<< START CURSOR >>>>>\\n4:y\\n5:x")
+        ('/a.py', {3: 'x', 4: 'y', 5: 'x'}, {'x': [3, 5], 'y': [4]}, {})
+        >>> read_view("[File: /a.py (9 lines total)]\\n[lines 1-3 same as turn 2]\\n04:y")
+        ('/a.py', {4: 'y'}, {'y': [4]}, {4: '04'})
     """
     if NOT_APPLIED in text:
         return None
@@ -148,13 +139,21 @@ def read_view(text: str, directory: str | None = None) -> tuple | None:
     if len(windows) != 1 or len(FILE_VIEW.findall(text)) != 1:
         return None
     path, start, end = windows[0]
-    numbered = [m for m in map(_NUMBERED.match, lines[start:end]) if m is not None]
-    shown = {int(m.group(1)): m.string for m in numbered}
-    texts = {int(m.group(1)): m.string[m.end() :] for m in numbered}
+    texts: dict[int, str] = {}
+    spelled: dict[int, str] = {}
+    for match in map(_NUMBERED.match, lines[start:end]):
+        if match is None:
+            continue
+        number = int(match.group(1))
+        texts[number] = match.string[match.end() :]
+        if match.group(1) == str(number):
+            spelled.pop(number, None)
+        else:
+            spelled[number] = match.group(1)
     numbers: dict[str, list[int]] = {}
     for number, line in texts.items():
         numbers.setdefault(line, []).append(number)
-    return resolved(path, directory), shown, texts, numbers
+    return resolved(path, directory), texts, numbers, spelled
 
 
 def pointable_views(
@@ -180,8 +179,8 @@ def pointable_views(
         >>> text = {2: "[File: /a.py (9 lines total)]\\n1:x"}
         >>> text[8] = "[File: /b.py (2 lines total)]\\n1:y"
         >>> found = pointable_views([2, 8], [1, 3, 5, 7], text.get)  # a call point at 3 can cut 2
-        >>> [(view.index, view.turn, view.path, view.lines) for view in found]
-        [(8, 8, '/b.py', {1: '1:y'})]
+        >>> [(view.index, view.turn, view.path, view.texts) for view in found]
+        [(8, 8, '/b.py', {1: 'y'})]
         >>> [view.index for view in pointable_views([2, 8], [1, 3, 5, 7], text.get, cuts=False)]
         [2, 8]
     """
@@ -237,6 +236,10 @@ def _pointed(body: list[str], views: list[Earlier], used: set) -> list[str]:
     matches = [_NUMBERED.match(line) for line in body]
     numbers = [int(m.group(1)) if m is not None else None for m in matches]
     texts = [m.string[m.end() :] if m is not None else None for m in matches]
+    spelled = [  # a number not written plainly, as ``Earlier.spelled`` keeps it
+        None if m is None or m.group(1) == str(n) else m.group(1)
+        for m, n in zip(matches, numbers, strict=True)
+    ]
     # per line: how many lines from it on are numbered one after another, the most a run
     # from it can hold, so once a view shows that many no other view can show more
     stretch = [0] * (len(body) + 1)
@@ -256,7 +259,9 @@ def _pointed(body: list[str], views: list[Earlier], used: set) -> list[str]:
     while at < len(body):
         best = (0, None, 0)  # the run's length, the view, its first number there
         for view in views if numbers[at] is not None else ():
-            starts = [numbers[at]] if view.lines.get(numbers[at]) == body[at] else []
+            number = numbers[at]  # the same line there: the same text, written alike
+            same = view.texts.get(number) == texts[at] and view.spelled.get(number) == spelled[at]
+            starts = [number] if same else []
             if len(texts[at].strip()) >= SHIFT_START:
                 starts += [n for n in view.numbers.get(texts[at], ()) if n != numbers[at]]
             for first in starts:
@@ -287,13 +292,14 @@ def _clean_lines(body: list[str]):
     break is no letter, digit or part of an address), so where the whole has none no line
     does, and no line is read on its own (most views carry none). Where it has one, each
     line asked of is read on its own: the whole's may stand across a line break."""
-    joined: list[bool] = []  # whether the whole has a signal, once asked
+    joined = None  # whether the whole has a signal, once asked
     safe: dict[int, bool] = {}
 
     def ok(at: int) -> bool:
+        nonlocal joined
+        if joined is None:
+            joined = has_safety_signal("\n".join(body))
         if not joined:
-            joined.append(has_safety_signal("\n".join(body)))
-        if not joined[0]:
             return True
         if at not in safe:
             safe[at] = not has_safety_signal(body[at])
