@@ -75,7 +75,7 @@ from compiler.layout.emit import (  # (the notes, payloads and recall as emit wr
     invariant_lines,
     keyed_state_lines,
 )
-from compiler.layout.notes import _notes
+from compiler.layout.notes import Notes
 from compiler.layout.recall import recall as find_recall
 from compiler.read import Message, with_content
 
@@ -151,6 +151,12 @@ class LoopCheckpoints:
         self.raw = 0  # the raw history's characters up to the last call point
         self.raw_sizes = [0]  # characters of the raw history before each message
         self.pending: Choice | None = None  # the end of the history, as last finished
+        # the notes of ``points`` read so far, bare (for the rule's sizes) and as the
+        # prompt writes them (with the rules and the instruction of ``key``): a longer
+        # history's call reads only its new points
+        self.bare = Notes([], "")
+        self.written: Notes | None = None
+        self.key = None
 
     def copy(self) -> LoopCheckpoints:
         twin = LoopCheckpoints.__new__(LoopCheckpoints)
@@ -166,7 +172,8 @@ class LoopCheckpoints:
         rate, end = self.cached_rate, len(clean)
         for message in clean[len(self.raw_sizes) - 1 :]:
             self.raw_sizes.append(self.raw_sizes[-1] + size(message))
-        notes = [(i, len(text)) for i, text in _notes((*self.points, (end, lines)), [], "")]
+        self.bare = self.bare.read_on(self.points)
+        notes = [(i, len(text)) for i, text in _with_end(self.bare, end, lines)]
         frozen = self.frozen
         kept_shown = shown(frozen, first_seen, pointed)
         kept_texts = _texts(kept_shown)
@@ -238,8 +245,12 @@ class LoopCheckpoints:
                 shown = replace(shown, turn=made.number(shown.turn))
         plan = made.plan
         built = {i: plan.replacement(i, c) for i, c in choice.shown.items()}
-        points = (*self.points, (choice.end, choice.lines))
-        notes = list(_notes(points, invariant_lines(options.invariants), made.instruction))
+        rules = invariant_lines(options.invariants)
+        key = (tuple(rules), made.instruction)
+        if self.written is None or key != self.key:
+            self.written, self.key = Notes(rules, made.instruction), key
+        self.written = self.written.read_on(self.points)
+        notes = _with_end(self.written, choice.end, choice.lines)
         return emit_loop(made.clean, decisions.gone, built, notes, shown)
 
     def decide_at(self, made, first_seen: dict, pointed: dict) -> Choice:
@@ -285,6 +296,14 @@ def emit_loop(
         out[-1] = with_content(out[-1], out[-1].text + "\n\n" + _recall_text(recall))
         placed = True
     return build(Emitted, messages=tuple(out), origins=tuple(origins), recall_placed=placed)
+
+
+def _with_end(notes: Notes, end: int, lines: StateLines) -> list[tuple[int, str]]:
+    """(index, text) of each state note: those ``notes`` placed, and the one the call
+    point ``end`` (its state lines ``lines``) takes, if any (``notes._notes`` over the
+    points read and this one)."""
+    last = notes.note(end, lines)
+    return notes.placed if last is None else [*notes.placed, last]
 
 
 def _texts(compacted: dict) -> dict[int, str]:
