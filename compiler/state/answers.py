@@ -116,9 +116,31 @@ class Held:
         ]
         batch = [*self.said, *acted, *self.declared]
         if self.declared:
-            batch.sort(key=lambda o: PROVENANCE_RANK[o.provenance])
+            batch.sort(key=_rank)
         if batch:
             fold.apply_turn(batch, self.speaker)
+
+
+def take(fold, message: Message, said, acted, declared) -> Held | None:
+    """One turn's observations (``said``, ``acted`` and ``declared`` as ``Held.of`` takes
+    them) into ``fold`` (a ``RegisterFold``) at once where none of its calls sets or ends
+    something, as ``Held.apply`` would fold them with no call refused; else the turn,
+    held (returned) until the tool answers. Most turns make no such call: folding them
+    without building a ``Held`` compiled airline dev 1.3% to 1.9% faster (``versions.py``,
+    cpu time, N=100)."""
+    if any(call and found for call, found in acted):
+        return Held.of(message, said, acted, declared)
+    if acted or declared:
+        said = [*said, *(o for _, found in acted for o in found), *declared]
+        if declared:
+            said.sort(key=_rank)
+    if said:
+        fold.apply_turn(said, message.role)
+    return None
+
+
+def _rank(observation: Observation) -> int:
+    return PROVENANCE_RANK[observation.provenance]
 
 
 def settled(fold, held: Held | None):
