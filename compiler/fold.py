@@ -34,7 +34,7 @@ from compiler.protocol import DeclareState
 from compiler.read import Message
 from compiler.stages import HISTORY_STAGES, Made, numbers_of, settle_call
 from compiler.state import Kind, RegisterFold, classify_next, extract_parts
-from compiler.state.answers import Held, settled
+from compiler.state.answers import Held, settled, take
 from compiler.types import Compilation, Options
 
 
@@ -166,13 +166,10 @@ class Fold:
         if schema is not None:
             skip = self.declare.keys_by_turn.get(turn, ())
             said, acted = extract_parts(message, kind, turn, schema, skip, self.memo.decoded)
-        if not (said or acted or declared):
-            return
-        held = Held.of(message, said, acted, declared)
-        if held.waiting:  # its effect waits for the tool's answers (``state.answers``)
-            self.held = held
-        else:
-            held.apply(self.fold)
+        if said or acted or declared:  # held where its effect waits for the tool's answers
+            held = take(self.fold, message, said, acted, declared)
+            if held is not None:
+                self.held = held
 
     def carry(self, facts: tuple, gone: bool) -> None:
         """Declared facts read back from a stripped header (``emit.declared_in_header``).

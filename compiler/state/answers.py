@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from compiler.facts import PROVENANCE_RANK, Observation, Op
 from compiler.read import Message
@@ -39,9 +39,16 @@ def call_failed(answer: str) -> bool:
         (False, False)
         >>> call_failed("No errors were found in the booking.")
         False
+        >>> call_failed('{"\\\\u0065rror": "declined"}')  # the key spelled with an escape
+        True
     """
     if _FAILED_ANSWER.match(answer):
         return True
+    # a JSON "error" key is spelled so in the text, or with a \u escape: an answer with
+    # neither (every answer on the dev corpora) is not decoded, where decoding each
+    # record a change returned cost about 1% of folding the airline dev corpus
+    if "error" not in answer and "\\u" not in answer:
+        return False
     if not answer.lstrip().startswith("{"):
         return False
     try:
@@ -100,7 +107,10 @@ class Held:
         if call not in self.waiting:
             return self
         failed = self.failed | {call} if call_failed(message.text) else self.failed
-        return replace(self, waiting=self.waiting - {call}, failed=failed)
+        waiting = self.waiting - {call}  # (as ``replace`` builds it, without its lookups)
+        return Held(
+            self.speaker, self.said, self.calls, self.declared, waiting, failed, self.others
+        )
 
     def apply(self, fold) -> None:
         """The turn's observations into ``fold`` (a ``RegisterFold``) as its speaker's,
@@ -116,9 +126,31 @@ class Held:
         ]
         batch = [*self.said, *acted, *self.declared]
         if self.declared:
-            batch.sort(key=lambda o: PROVENANCE_RANK[o.provenance])
+            batch.sort(key=_rank)
         if batch:
             fold.apply_turn(batch, self.speaker)
+
+
+def take(fold, message: Message, said, acted, declared) -> Held | None:
+    """One turn's observations (``said``, ``acted`` and ``declared`` as ``Held.of`` takes
+    them) into ``fold`` (a ``RegisterFold``) at once where none of its calls sets or ends
+    something, as ``Held.apply`` would fold them with no call refused; else the turn,
+    held (returned) until the tool answers. Most turns make no such call: folding them
+    without building a ``Held`` compiled airline dev 1.3% to 1.9% faster (``versions.py``,
+    cpu time, N=100)."""
+    if any(call and found for call, found in acted):
+        return Held.of(message, said, acted, declared)
+    if acted or declared:
+        said = [*said, *(o for _, found in acted for o in found), *declared]
+        if declared:
+            said.sort(key=_rank)
+    if said:
+        fold.apply_turn(said, message.role)
+    return None
+
+
+def _rank(observation: Observation) -> int:
+    return PROVENANCE_RANK[observation.provenance]
 
 
 def settled(fold, held: Held | None):
