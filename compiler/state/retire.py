@@ -93,21 +93,27 @@ def retire(
     for entry in register.history:
         for turn in entry.supports:
             carried.setdefault(turn, []).append(entry)
-    disputed = disputed_turns(register) | hedged_turns(register) | displaced_turns(register)
-    after = _later_entries(register) if speakers is not None else {}
+    chains = _chains(register)  # (read by three of the passes below: built once)
+    disputed = disputed_turns(register, chains) | hedged_turns(register, chains)
+    disputed |= displaced_turns(register)
+    place = _places(chains) if speakers is not None else {}
     last_kept = len(kinds) - KEEP_LAST
     retired = []
     for turn in sorted(carried):
+        if turn >= last_kept:  # (sorted: every turn after it is as late)
+            break
         entries = carried[turn]
-        if turn >= last_kept or kinds[turn] in (Kind.TOOL_CALL, Kind.MACHINE):
+        if kinds[turn] in (Kind.TOOL_CALL, Kind.MACHINE):
             continue
         if turn in calling or turn == task or turn in disputed:
             continue
-        if any(entry.live for entry in entries) or (keeps is not None and keeps(turn)):
+        if any(entry.live for entry in entries):
             continue
         asked = speakers is not None and speakers[turn] == "user"
-        if asked and not all(answered(e, turn, after[id(e)], speakers) for e in entries):
+        if asked and not all(answered(e, turn, _later(place, e), speakers) for e in entries):
             continue  # a request still standing
+        if keeps is not None and keeps(turn):  # (it reads the turn's text: asked last)
+            continue
         superseded = tuple(
             sorted(
                 {
@@ -199,14 +205,18 @@ def _chains(register: Register) -> dict[tuple[str, str | None], list[Entry]]:
     return chains
 
 
-def _later_entries(register: Register) -> dict[int, tuple[Entry, ...]]:
-    """Per entry of the history (by ``id``), the entries of its chain set after it."""
-    chains = _chains(register)
+def _places(chains: dict) -> dict[int, tuple[list[Entry], int]]:
+    """Per entry of the history (by ``id``), its chain and its place in it: the entries
+    set after it are sliced (``_later``) only for the few a user's turn asks about."""
     return {
-        id(entry): tuple(chain[index + 1 :])
-        for chain in chains.values()
-        for index, entry in enumerate(chain)
+        id(entry): (chain, index) for chain in chains.values() for index, entry in enumerate(chain)
     }
+
+
+def _later(places: dict, entry: Entry) -> list[Entry]:
+    """The entries of ``entry``'s chain set after it, in order."""
+    chain, index = places[id(entry)]
+    return chain[index + 1 :]
 
 
 def displaced_turns(register: Register) -> frozenset[int]:
@@ -229,7 +239,7 @@ def displaced_turns(register: Register) -> frozenset[int]:
     return frozenset(t for i in register.displaced for t in register.history[i].supports)
 
 
-def disputed_turns(register: Register) -> frozenset[int]:
+def disputed_turns(register: Register, chains: dict | None = None) -> frozenset[int]:
     """Turns that said a value the register refused, while what it refused it for still
     stands: a conflict whose kept value is still live, or a value said after the slot was
     revoked while it stays revoked. Such a turn carries a fact nothing superseded, the only
@@ -251,14 +261,20 @@ def disputed_turns(register: Register) -> frozenset[int]:
         >>> disputed_turns(register((declared, said, later)))  # the dispute is moot
         frozenset()
     """
-    # an entry is known by the turn that set it, its first support: a stronger source
-    # restating it moves its ``turn`` (``register``), not where it began
-    live = {chain_key(entry): entry.supports[0] for entry in register.history if entry.live}
     latest: dict[tuple[str, str], int] = {}  # (slot, refused value) → the latest turn
-    for c in register.conflicts:
-        if live.get(chain_key(c.kept)) == c.kept.supports[0]:
-            key = (c.slot, value_key(c.refused_value))
-            latest[key] = max(c.refused_turn, latest.get(key, c.refused_turn))
+    if register.conflicts:  # (``chains``: ``_chains(register)``, where the caller has it)
+        # an entry is known by the turn that set it, its first support: a stronger source
+        # restating it moves its ``turn`` (``register``), not where it began
+        live = {
+            key: entry.supports[0]
+            for key, chain in (chains if chains is not None else _chains(register)).items()
+            for entry in chain
+            if entry.live
+        }
+        for c in register.conflicts:
+            if live.get(chain_key(c.kept)) == c.kept.supports[0]:
+                key = (c.slot, value_key(c.refused_value))
+                latest[key] = max(c.refused_turn, latest.get(key, c.refused_turn))
     voided = set(register.revoked)
     for r in register.refusals:
         if r.kind == REVOKED_SLOT and r.slot in voided:
@@ -267,7 +283,7 @@ def disputed_turns(register: Register) -> frozenset[int]:
     return frozenset(latest.values())
 
 
-def hedged_turns(register: Register) -> frozenset[int]:
+def hedged_turns(register: Register, chains: dict | None = None) -> frozenset[int]:
     """Turns that said the last firm value of a slot now held only as ``unsure``: an agent
     that declares "maybe gate B12" has not taken back "gate A3", and with the turn that said
     A3 retired the model would see only the guess. The latest turn to say that value is
@@ -291,7 +307,7 @@ def hedged_turns(register: Register) -> frozenset[int]:
         frozenset()
     """
     kept = set()
-    for entries in _chains(register).values():
+    for entries in (chains if chains is not None else _chains(register)).values():
         if not (entries[-1].live and entries[-1].unsure):
             continue
         for entry in reversed(entries[:-1]):
