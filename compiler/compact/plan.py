@@ -16,9 +16,16 @@ from compiler.compact.compact import Compacted, compact, compacts_longer_than
 from compiler.compact.line_forms import FORM_RUN, shared_forms
 from compiler.compact.lossless import encoded
 from compiler.compact.plan_repeats import NO_STATUS, RepeatCut
+from compiler.compact.read_keys import FILE_VIEW
 from compiler.compact.repeats import Repeat, drop_repeated_status
 from compiler.compact.stale import elide, elide_record, fresh_payloads, replaced_reads
-from compiler.compact.view_repeats import point_to_views, pointable_views, read_view, view_parts
+from compiler.compact.view_repeats import (
+    point_to_views,
+    pointable_views,
+    resolved,
+    view_parts,
+    view_path,
+)
 from compiler.frozen import build
 from compiler.memo import Memo
 from compiler.read import Message, with_content
@@ -133,9 +140,11 @@ class PayloadPlan:
             if known is _UNREAD:
                 recent = []
                 if FILE_VIEW_HEADER in (self.clean[index].content or ""):
-                    shown = _first_text(self.clean, done)
+                    # (the files its headers name: those its windows show, and maybe more)
+                    paths = _named_files(self.clean[index].content, here)
+                    shown, read = _first_text(self.clean, done), self.memo.views
                     recent = pointable_views(
-                        list(views), calls, shown, number, cuts, views.get, self.memo.views
+                        list(views), calls, shown, number, cuts, views.get, read, paths
                     )
                 known = self._seen_first(index, kind, open_file, directory, recent, here)
                 self.memo.encoded[index] = known
@@ -250,8 +259,9 @@ def _shown_first(text: str, recent: list, here: str | None, status: tuple | None
     a pointer, the status lines that repeat ``status`` (the open file and directory
     stated above) left out, and runs of one form as the form and its rows. Returns the
     text, why it changed (None where it did not), how many status lines went, the views
-    pointed at (None for none), and for a file view what a later view reads of it
-    (``read_view``, else ``_UNREAD``): each from the text read once where it can be."""
+    pointed at (None for none), and for a file view the file a later view may find it
+    shows (``view_path``, else ``_UNREAD``): each from the text read once where it can
+    be (its ``view_parts``, one text's at a time)."""
     parts = view_parts(text) if FILE_VIEW_HEADER in text else None
     pointed = point_to_views(text, recent, here, parts) if recent else None
     shown, shape = (text, None) if pointed is None else (pointed[0], Repeat.LINES)
@@ -259,14 +269,28 @@ def _shown_first(text: str, recent: list, here: str | None, status: tuple | None
     if cut is not None:
         shown, shape = cut[0], shape or Repeat.STATUS
     if parts is not None and shown is not text:
+        parts = None  # (the text's lines let go before the shown text's are read)
         parts = view_parts(shown)
     formed = _formed(shown, parts)
     if formed is not None:
         shown, shape = formed, shape or Repeat.FORM
-        parts = view_parts(shown) if parts is not None else None
-    read = _UNREAD if parts is None else read_view(shown, here, parts)
+        parts = None if parts is None else view_parts(shown)
+    read = _UNREAD if parts is None else view_path(shown, here, parts)
     dropped = cut[1] if cut is not None else 0
     return shown, shape, dropped, None if pointed is None else pointed[1], read
+
+
+def _named_files(text: str, directory: str | None) -> frozenset[str]:
+    """The files the headers of ``text`` name (``FILE_VIEW``), ``resolved`` from the
+    directory it was shown in: the views of other files are no use to it. Each header
+    is found by its first words (a scan with ``^`` tries every offset)."""
+    paths, at = set(), text.find(FILE_VIEW_HEADER)
+    while at >= 0:
+        header = FILE_VIEW.match(text, at) if at == 0 or text[at - 1] == "\n" else None
+        if header is not None:
+            paths.add(resolved(header.group(1), directory))
+        at = text.find(FILE_VIEW_HEADER, at + 1)
+    return frozenset(paths)
 
 
 def _formed(text: str, parts: tuple | None = None) -> str | None:

@@ -133,6 +133,20 @@ def resolved(path: str, directory: str | None) -> str:
     return posixpath.normpath(posixpath.join(directory, path))
 
 
+def view_path(text: str, directory: str | None = None, parts: tuple | None = None) -> str | None:
+    """The file ``read_view`` reads of a view, without reading its lines (None where it
+    reads none): a view is read whole only when a later one shows the same file.
+
+    Example:
+        >>> view_path("[File: a.py (9 lines total)]\\n3:x", "/r"), view_path("3:x")
+        ('/r/a.py', None)
+    """
+    if NOT_APPLIED in text:
+        return None
+    _, windows, headers = view_parts(text) if parts is None else parts
+    return resolved(windows[0][0], directory) if len(windows) == 1 and headers == 1 else None
+
+
 def read_view(text: str, directory: str | None = None, parts: tuple | None = None) -> tuple | None:
     """The file a view shows (``resolved`` from ``directory``), its numbered lines' texts
     after their numbers, by number, the numbers each text is shown under (in the order
@@ -180,6 +194,7 @@ def pointable_views(
     cuts: bool = True,
     where=None,
     read: dict | None = None,
+    paths: frozenset[str] | None = None,
 ) -> list[Earlier]:
     """The file views (``views``, payload indices in order) a payload may point at: every
     one where no checkpoint ever cuts (``cuts`` false), else those no checkpoint can have
@@ -189,7 +204,9 @@ def pointable_views(
     index; ``number``: the turn as the caller counts it; ``where``: the directory a
     payload was shown in, by index, where one is known; ``read``: each view's
     ``read_view`` by index, kept for the next payload (a view's text as first shown
-    never changes).
+    never changes), or only the file it shows (``view_path``) until a view is read
+    whole; ``paths``: where given, only the views of these files (the payload's own),
+    so a view of a file not shown again is never read whole.
 
     Example:
         >>> text = {2: "[File: /a.py (9 lines total)]\\n1:x"}
@@ -205,10 +222,14 @@ def pointable_views(
     read = {} if read is None else read
     for index in views[bisect_left(views, bound) :]:
         lines = read.get(index, _UNREAD)
+        if isinstance(lines, str):  # (only its file known so far)
+            if paths is not None and lines not in paths:
+                continue
+            lines = _UNREAD
         if lines is _UNREAD:
             lines = read_view(shown(index), where(index) if where is not None else None)
             read[index] = lines
-        if lines is not None:
+        if lines is not None and (paths is None or lines[0] in paths):
             found.append(Earlier(index, index if number is None else number(index), *lines))
     return found
 
