@@ -23,6 +23,7 @@ of a file view's window, stays as it is.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from compiler.compact.safety import has_safety_signal
 
@@ -38,10 +39,11 @@ _FORM_LINE = re.compile(r'\[the (\d+) lines below each read "(.*)", shown as \{1
 Form = tuple[tuple[str, ...], tuple[str, ...]]
 
 
-def shared_forms(text: str, keep: frozenset[int] = frozenset()) -> str | None:
+def shared_forms(text: str, keep: Sequence[tuple[int, int]] = ()) -> str | None:
     """``text`` with each run of ``FORM_RUN`` or more lines of one form written as the
     form and its rows, where that saves ``FORM_SAVES`` characters or more; ``keep``: the
-    indices of lines left as they are. None when no run is.
+    spans of lines left as they are (start and end indices, in order, none overlapping).
+    None when no run is.
 
     Example:
         >>> site = "/opt/conda/envs/build/lib/python3.9/site-packages"
@@ -58,8 +60,31 @@ def shared_forms(text: str, keep: frozenset[int] = frozenset()) -> str | None:
     lines = text.split("\n")
     if len(lines) < FORM_RUN:
         return None
-    words = [None if i in keep else _words(line) for i, line in enumerate(lines)]
-    written, at, changed = [], 0, False
+    # a form never takes in a kept line, so each stretch between kept spans is read
+    # alone, and one shorter than a run is not read at all
+    written, done, free = [], 0, 0
+    for start, end in (*keep, (len(lines), len(lines))):
+        if start - free >= FORM_RUN:
+            for at, stop, form, words in _runs(lines[free:start]):
+                opening, shared = form
+                shown = " ".join((*opening, "{1}", *shared, "{2}"))
+                written.extend(lines[done : free + at])
+                written.append(_HEADER.format(n=stop - at, form=shown))
+                written.extend(_row(words[i], form) for i in range(at, stop))
+                done = free + stop
+        free = max(free, end)
+    if not written:
+        return None
+    written.extend(lines[done:])
+    return "\n".join(written)
+
+
+def _runs(lines: list[str]) -> list[tuple[int, int, Form, list]]:
+    """Where in ``lines`` each run ``shared_forms`` writes as a form starts and ends, its
+    form, and the lines' words. Runs are taken from the first line on: a run too short
+    or saving too little gives way to one from its next line."""
+    words = [_words(line) for line in lines]
+    found, at = [], 0
     while at < len(lines):
         form = _form(words[at], words[at + 1]) if at + 1 < len(lines) else None
         end = at
@@ -69,18 +94,12 @@ def shared_forms(text: str, keep: frozenset[int] = frozenset()) -> str | None:
                 words[end] = None
                 break
             end += 1
-        if end - at < 2:
-            form, end = None, at + 1
         if form is not None and end - at >= FORM_RUN and _saves(form, end - at) >= FORM_SAVES:
-            opening, shared = form
-            shown = " ".join((*opening, "{1}", *shared, "{2}"))
-            written.append(_HEADER.format(n=end - at, form=shown))
-            written.extend(_row(words[i], form) for i in range(at, end))
-            changed, at = True, end
+            found.append((at, end, form, words))
+            at = end
         else:
-            written.append(lines[at])
             at += 1
-    return "\n".join(written) if changed else None
+    return found
 
 
 def expand(text: str) -> str:
@@ -119,13 +138,13 @@ def _form(first: list[str] | None, second: list[str] | None) -> Form | None:
     shared words up to the next that differs; None unless those hold ``FORM_WORDS``."""
     if first is None or second is None:
         return None
-    opening = 0
-    while opening < min(len(first), len(second)) and first[opening] == second[opening]:
+    words, opening = min(len(first), len(second)), 0
+    while opening < words and first[opening] == second[opening]:
         opening += 1
     after = opening + 1
     shared = after
     while (
-        shared < min(len(first), len(second))
+        shared < words
         and first[shared] == second[shared]
         and first[shared] != "\r"  # (a line's ending is no word of its form)
     ):

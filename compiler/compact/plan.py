@@ -16,9 +16,16 @@ from compiler.compact.compact import Compacted, compact, compacts_longer_than
 from compiler.compact.line_forms import FORM_RUN, shared_forms
 from compiler.compact.lossless import encoded
 from compiler.compact.plan_repeats import NO_STATUS, RepeatCut
+from compiler.compact.read_keys import FILE_VIEW
 from compiler.compact.repeats import Repeat, drop_repeated_status
 from compiler.compact.stale import elide, elide_record, fresh_payloads, replaced_reads
-from compiler.compact.view_repeats import point_to_views, pointable_views, view_windows
+from compiler.compact.view_repeats import (
+    point_to_views,
+    pointable_views,
+    resolved,
+    view_parts,
+    view_path,
+)
 from compiler.frozen import build
 from compiler.memo import Memo
 from compiler.read import Message, with_content
@@ -133,9 +140,11 @@ class PayloadPlan:
             if known is _UNREAD:
                 recent = []
                 if FILE_VIEW_HEADER in (self.clean[index].content or ""):
-                    shown = _first_text(self.clean, done)
+                    # (the files its headers name: those its windows show, and maybe more)
+                    paths = _named_files(self.clean[index].content, here)
+                    shown, read = _first_text(self.clean, done), self.memo.views
                     recent = pointable_views(
-                        list(views), calls, shown, number, cuts, views.get, self.memo.views
+                        list(views), calls, shown, number, cuts, views.get, read, paths
                     )
                 known = self._seen_first(index, kind, open_file, directory, recent, here)
                 self.memo.encoded[index] = known
@@ -163,22 +172,17 @@ class PayloadPlan:
         found = encoded(text)
         if found is not None:
             return found
-        pointed = point_to_views(text, recent, here) if recent else None
-        shown, shape = (text, None) if pointed is None else (pointed[0], Repeat.LINES)
+        # (the first status lines shown stay: they show what the lines say)
+        status = (open_file, directory)
+        status = status if self.stated[index] != NO_STATUS and status != (None, None) else None
+        shown, shape, dropped, pointed, read = _shown_first(text, recent, here, status)
         if pointed is not None:
-            self.memo.pointed[index] = pointed[1]
-        cut = None
-        if self.stated[index] != NO_STATUS and (open_file is not None or directory is not None):
-            # (the first status lines shown stay: they show what the lines say)
-            cut = drop_repeated_status(shown, open_file, directory)
-        if cut is not None:
-            shown, shape = cut[0], shape or Repeat.STATUS
-        formed = _formed(shown)
-        if formed is not None:
-            shown, shape = formed, shape or Repeat.FORM
+            self.memo.pointed[index] = pointed
+        if read is not _UNREAD:  # (a later view reads it as first shown)
+            self.memo.views[index] = read
         if shape is None:
             return None
-        return _seen_once(text, shown, shape, cut[1] if cut is not None else 0)
+        return _seen_once(text, shown, shape, dropped)
 
     def _shaped(self, index: int) -> Compacted:
         known = self.memo.shaped.get(index)
@@ -250,14 +254,53 @@ def _sighted(memo: Memo) -> tuple:
 FILE_VIEW_HEADER = "[File: "
 
 
-def _formed(text: str) -> str | None:
+def _shown_first(text: str, recent: list, here: str | None, status: tuple | None) -> tuple:
+    """A payload as first shown: the lines an earlier view in ``recent`` shows written as
+    a pointer, the status lines that repeat ``status`` (the open file and directory
+    stated above) left out, and runs of one form as the form and its rows. Returns the
+    text, why it changed (None where it did not), how many status lines went, the views
+    pointed at (None for none), and for a file view the file a later view may find it
+    shows (``view_path``, else ``_UNREAD``): each from the text read once where it can
+    be (its ``view_parts``, one text's at a time)."""
+    parts = view_parts(text) if FILE_VIEW_HEADER in text else None
+    pointed = point_to_views(text, recent, here, parts) if recent else None
+    shown, shape = (text, None) if pointed is None else (pointed[0], Repeat.LINES)
+    cut = drop_repeated_status(shown, *status) if status is not None else None
+    if cut is not None:
+        shown, shape = cut[0], shape or Repeat.STATUS
+    if parts is not None and shown is not text:
+        parts = None  # (the text's lines let go before the shown text's are read)
+        parts = view_parts(shown)
+    formed = _formed(shown, parts)
+    if formed is not None:
+        shown, shape = formed, shape or Repeat.FORM
+        parts = None if parts is None else view_parts(shown)
+    read = _UNREAD if parts is None else view_path(shown, here, parts)
+    dropped = cut[1] if cut is not None else 0
+    return shown, shape, dropped, None if pointed is None else pointed[1], read
+
+
+def _named_files(text: str, directory: str | None) -> frozenset[str]:
+    """The files the headers of ``text`` name (``FILE_VIEW``), ``resolved`` from the
+    directory it was shown in: the views of other files are no use to it. Each header
+    is found by its first words (a scan with ``^`` tries every offset)."""
+    paths, at = set(), text.find(FILE_VIEW_HEADER)
+    while at >= 0:
+        header = FILE_VIEW.match(text, at) if at == 0 or text[at - 1] == "\n" else None
+        if header is not None:
+            paths.add(resolved(header.group(1), directory))
+        at = text.find(FILE_VIEW_HEADER, at + 1)
+    return frozenset(paths)
+
+
+def _formed(text: str, parts: tuple | None = None) -> str | None:
     """``text`` with its runs of log lines of one form written as the form and its rows
-    (``line_forms``), a file view's windows left as they are."""
+    (``line_forms``), a file view's windows left as they are; ``parts``: the text's
+    ``view_parts``, where the caller has them."""
     if text.count("\n") < FORM_RUN:
         return None
-    _, windows = view_windows(text)
-    keep = frozenset(i for _, start, end in windows for i in range(start, end))
-    return shared_forms(text, keep)
+    _, windows, _ = view_parts(text) if parts is None else parts
+    return shared_forms(text, [(start, end) for _, start, end in windows])
 
 
 def _seen_once(text: str, shown: str, why: Repeat, dropped: int) -> Compacted:

@@ -74,21 +74,35 @@ def view_windows(text: str) -> tuple[list[str], list[Window]]:
         >>> windows, lines[2:4]
         ([('/a.py', 2, 4)], ['3:x', '4:y'])
     """
+    return view_parts(text)[:2]
+
+
+def view_parts(text: str) -> tuple[list[str], list[Window], int]:
+    """``view_windows``, and how many lines are a window's header (``FILE_VIEW``), with a
+    body or not: what ``read_view`` reads, so a caller that has them reads a text once.
+
+    Example:
+        >>> text = "[File: /a (9 lines total)]\\n[File: /b (2 lines total)]\\n1:x"
+        >>> lines, windows, headers = view_parts(text)
+        >>> windows, headers
+        ([('/b', 2, 3)], 2)
+    """
     lines = text.split("\n")
-    windows = []
+    windows, headers = [], 0
     if "[File: " not in text:
-        return lines, windows
+        return lines, windows, headers
     # each line that starts with a header, found by its offset in the text
     at, line, offset = text.find("[File: "), 0, 0  # the line at offset
     while at >= 0:
         if at == 0 or text[at - 1] == "\n":
             line, offset = line + text.count("\n", offset, at), at
             header = FILE_VIEW.match(lines[line])
+            headers += header is not None
             window = _window(text, lines, line, at) if header is not None else None
             if window is not None:
                 windows.append((header.group(1), *window))
         at = text.find("[File: ", at + 1)
-    return lines, windows
+    return lines, windows, headers
 
 
 def _window(text: str, lines: list[str], line: int, at: int) -> tuple[int, int] | None:
@@ -119,13 +133,28 @@ def resolved(path: str, directory: str | None) -> str:
     return posixpath.normpath(posixpath.join(directory, path))
 
 
-def read_view(text: str, directory: str | None = None) -> tuple | None:
+def view_path(text: str, directory: str | None = None, parts: tuple | None = None) -> str | None:
+    """The file ``read_view`` reads of a view, without reading its lines (None where it
+    reads none): a view is read whole only when a later one shows the same file.
+
+    Example:
+        >>> view_path("[File: a.py (9 lines total)]\\n3:x", "/r"), view_path("3:x")
+        ('/r/a.py', None)
+    """
+    if NOT_APPLIED in text:
+        return None
+    _, windows, headers = view_parts(text) if parts is None else parts
+    return resolved(windows[0][0], directory) if len(windows) == 1 and headers == 1 else None
+
+
+def read_view(text: str, directory: str | None = None, parts: tuple | None = None) -> tuple | None:
     """The file a view shows (``resolved`` from ``directory``), its numbered lines' texts
     after their numbers, by number, the numbers each text is shown under (in the order
     the lines are), and the numbers not written plainly: what a later view is matched
     against, read once per view. None for no view, several, or the preview of an edit
     that was not applied (its windows show a file that was never so, and the file as it
-    is, under the same numbers).
+    is, under the same numbers). ``parts``: the text's ``view_parts``, where the caller
+    has them.
 
     Example:
         >>> read_view("[File: /a.py (9 lines total)]\\n3:x\\n<<<<< START CURSOR >>>>>\\n4:y\\n5:x")
@@ -135,21 +164,22 @@ def read_view(text: str, directory: str | None = None) -> tuple | None:
     """
     if NOT_APPLIED in text:
         return None
-    lines, windows = view_windows(text)
-    if len(windows) != 1 or len(FILE_VIEW.findall(text)) != 1:
+    lines, windows, headers = view_parts(text) if parts is None else parts
+    if len(windows) != 1 or headers != 1:
         return None
     path, start, end = windows[0]
     texts: dict[int, str] = {}
     spelled: dict[int, str] = {}
-    for match in map(_NUMBERED.match, lines[start:end]):
-        if match is None:
+    for line in lines[start:end]:
+        head, colon, text = line.partition(":")  # (as ``_numbered`` reads a line)
+        if not colon or len(head) > 9 or not head.isdecimal():
             continue
-        number = int(match.group(1))
-        texts[number] = match.string[match.end() :]
-        if match.group(1) == str(number):
+        number = int(head)
+        texts[number] = text
+        if head != str(number):
+            spelled[number] = head
+        elif spelled:
             spelled.pop(number, None)
-        else:
-            spelled[number] = match.group(1)
     numbers: dict[str, list[int]] = {}
     for number, line in texts.items():
         numbers.setdefault(line, []).append(number)
@@ -164,6 +194,7 @@ def pointable_views(
     cuts: bool = True,
     where=None,
     read: dict | None = None,
+    paths: frozenset[str] | None = None,
 ) -> list[Earlier]:
     """The file views (``views``, payload indices in order) a payload may point at: every
     one where no checkpoint ever cuts (``cuts`` false), else those no checkpoint can have
@@ -173,7 +204,9 @@ def pointable_views(
     index; ``number``: the turn as the caller counts it; ``where``: the directory a
     payload was shown in, by index, where one is known; ``read``: each view's
     ``read_view`` by index, kept for the next payload (a view's text as first shown
-    never changes).
+    never changes), or only the file it shows (``view_path``) until a view is read
+    whole; ``paths``: where given, only the views of these files (the payload's own),
+    so a view of a file not shown again is never read whole.
 
     Example:
         >>> text = {2: "[File: /a.py (9 lines total)]\\n1:x"}
@@ -189,23 +222,28 @@ def pointable_views(
     read = {} if read is None else read
     for index in views[bisect_left(views, bound) :]:
         lines = read.get(index, _UNREAD)
+        if isinstance(lines, str):  # (only its file known so far)
+            if paths is not None and lines not in paths:
+                continue
+            lines = _UNREAD
         if lines is _UNREAD:
             lines = read_view(shown(index), where(index) if where is not None else None)
             read[index] = lines
-        if lines is not None:
+        if lines is not None and (paths is None or lines[0] in paths):
             found.append(Earlier(index, index if number is None else number(index), *lines))
     return found
 
 
 def point_to_views(
-    text: str, earlier: list[Earlier], directory: str | None = None
+    text: str, earlier: list[Earlier], directory: str | None = None, parts: tuple | None = None
 ) -> tuple[str, frozenset[int]] | None:
     """``text`` with each run of ``VIEW_RUN`` or more numbered lines of a window that a
     view of ``earlier`` shows verbatim, same file (``resolved`` from ``directory``, the
     one the text was shown in) and numbers, written as
     ``[lines A-B same as turn N]``; and the indices of the views pointed at. None when
     nothing is written so. A run keeps to one view while it shows the next line too,
-    else takes the latest that does.
+    else takes the latest that does. ``parts``: the text's ``view_parts``, where the
+    caller has them.
 
     Example:
         >>> old = "[File: /a.py (9 lines total)]\\n1:a\\n2:b\\n3:c\\n4:d"
@@ -213,7 +251,7 @@ def point_to_views(
         >>> point_to_views(new, [Earlier(5, 6, *read_view(old))])
         ('[File: /a.py (9 lines total)]\\n[lines 1-3 same as turn 6]\\n4:D\\nok', frozenset({5}))
     """
-    lines, windows = view_windows(text)
+    lines, windows, _ = view_parts(text) if parts is None else parts
     written, used, done = [], set(), 0
     for path, start, end in windows:
         path = resolved(path, directory)
@@ -233,76 +271,101 @@ def _pointed(body: list[str], views: list[Earlier], used: set) -> list[str]:
     pointers: from each line, the longest run one view shows, under the same numbers
     or, where an edit moved them, under numbers shifted alike (ties to the same numbers,
     then the latest view)."""
-    matches = [_NUMBERED.match(line) for line in body]
-    numbers = [int(m.group(1)) if m is not None else None for m in matches]
-    texts = [m.string[m.end() :] if m is not None else None for m in matches]
-    spelled = [  # a number not written plainly, as ``Earlier.spelled`` keeps it
-        None if m is None or m.group(1) == str(n) else m.group(1)
-        for m, n in zip(matches, numbers, strict=True)
-    ]
-    # per line: how many lines from it on are numbered one after another, the most a run
-    # from it can hold, so once a view shows that many no other view can show more
-    stretch = [0] * (len(body) + 1)
-    for at in range(len(body) - 1, -1, -1):
-        if numbers[at] is not None:
-            follows = at + 1 < len(body) and numbers[at + 1] == numbers[at] + 1
-            stretch[at] = stretch[at + 1] + 1 if follows else 1
-    ok = _clean_lines(body)
+    numbers, texts, written_as = _numbered(body)
+    clean = _clean_lines(body)
+    count = len(body)
 
-    def run(at: int, view: Earlier, first: int) -> int:
-        shown, length, most = view.texts, 0, stretch[at]
-        while length < most and shown.get(first + length) == texts[at + length] and ok(at + length):
-            length += 1
-        return length
+    def run(at: int, view: Earlier, first: int) -> tuple[int, bool]:
+        """The run from ``at`` that ``view`` shows from its line ``first``, and whether it
+        reaches the end of the lines numbered one after another from ``at`` (no view can
+        show a longer one)."""
+        shown, end, number = view.texts, at, numbers[at]
+        while end < count and numbers[end] == number and shown.get(first) == texts[end]:
+            end, number, first = end + 1, number + 1, first + 1
+        whole = end == count or numbers[end] != number
+        if end > at:
+            stop = clean(at, end)
+            whole = whole and stop == end
+            end = stop
+        return end - at, whole
 
     written, at = [], 0
-    while at < len(body):
+    while at < count:
         best = (0, None, 0)  # the run's length, the view, its first number there
-        for view in views if numbers[at] is not None else ():
-            number = numbers[at]  # the same line there: the same text, written alike
-            same = view.texts.get(number) == texts[at] and view.spelled.get(number) == spelled[at]
-            starts = [number] if same else []
-            if len(texts[at].strip()) >= SHIFT_START:
-                starts += [n for n in view.numbers.get(texts[at], ()) if n != numbers[at]]
+        number, text = numbers[at], texts[at]
+        shifts = number is not None and len(text.strip()) >= SHIFT_START
+        for view in views if number is not None else ():
+            starts = []
+            if view.texts.get(number) == text:  # the same line there: written alike too
+                spelled = None if written_as[at] == str(number) else written_as[at]
+                if view.spelled.get(number) == spelled:
+                    starts.append(number)
+            if shifts:
+                starts += [n for n in view.numbers.get(text, ()) if n != number]
+            whole = False
             for first in starts:
-                length = run(at, view, first)
+                length, whole = run(at, view, first)
                 if length > best[0]:
                     best = (length, view, first)
-            if best[0] == stretch[at]:
-                break  # (a later view or start can only tie, and a tie keeps the first)
+                if whole:
+                    break  # (a later start can only tie, and a tie keeps the first)
+            if whole:
+                break  # (so can a later view)
         length, view, first = best
         if length < VIEW_RUN:
             written.append(body[at])
             at += 1
             continue
         last = numbers[at + length - 1]
-        if first == numbers[at]:
+        if first == number:
             written.append(f"[lines {first}-{last} same as turn {view.turn}]")
         else:
             shown = f"lines {first}-{first + length - 1} of turn {view.turn}"
-            written.append(f"[lines {numbers[at]}-{last} same as {shown}]")
+            written.append(f"[lines {number}-{last} same as {shown}]")
         used.add(view.index)
         at += length
     return written
 
 
+def _numbered(lines: list[str]) -> tuple[list, list, list]:
+    """Each line's number (None for a line not numbered), its text after the number, and
+    the number as written: what ``_NUMBERED`` reads, without a match object per line
+    (``str.isdecimal`` is ``\\d``'s class, Unicode's Nd)."""
+    numbers, texts, written = [], [], []
+    for line in lines:
+        head, colon, text = line.partition(":")
+        if colon and len(head) <= 9 and head.isdecimal():
+            numbers.append(int(head))
+            texts.append(text)
+            written.append(head)
+        else:
+            numbers.append(None)
+            texts.append(None)
+            written.append(None)
+    return numbers, texts, written
+
+
 def _clean_lines(body: list[str]):
-    """Whether a line of ``body`` carries no safety signal, asked of a line at a time. The
-    body is read whole first: a line's signal is a signal of the lines joined too (a line
-    break is no letter, digit or part of an address), so where the whole has none no line
-    does, and no line is read on its own (most views carry none). Where it has one, each
-    line asked of is read on its own: the whole's may stand across a line break."""
+    """Where the first line of ``body[start:stop]`` that carries a safety signal is
+    (``stop`` where none does). The body is read whole first: a line's signal is a
+    signal of the lines joined too (a line break is no letter, digit or part of an
+    address), so where the whole has none no line does, and no line is read on its own
+    (most views carry none). Where it has one, each line asked of is read on its own:
+    the whole's may stand across a line break."""
     joined = None  # whether the whole has a signal, once asked
     safe: dict[int, bool] = {}
 
-    def ok(at: int) -> bool:
+    def clean(start: int, stop: int) -> int:
         nonlocal joined
         if joined is None:
             joined = has_safety_signal("\n".join(body))
         if not joined:
-            return True
-        if at not in safe:
-            safe[at] = not has_safety_signal(body[at])
-        return safe[at]
+            return stop
+        for at in range(start, stop):
+            if at not in safe:
+                safe[at] = not has_safety_signal(body[at])
+            if not safe[at]:
+                return at
+        return stop
 
-    return ok
+    return clean
