@@ -99,20 +99,3 @@ def test_a_refusal_read_in_a_later_call_of_the_loop_compiles_as_a_full_compile_w
             full = compile_messages(history[:end], schema="travel", mode=mode, cache=False)
             assert same(incremental, full), (mode, end)
     assert HISTORIES.stats()["hits"] - hits == 2 * (len(history) - 1)
-
-
-def test_a_turn_whose_calls_set_nothing_is_folded_at_once_as_its_held_turn_would_be():
-    # ``take`` skips building a ``Held`` for such a turn (a speed shortcut): same register
-    from compiler.facts import Observation, Op, Provenance
-    from compiler.read import Message
-    from compiler.state import RegisterFold
-    from compiler.state.answers import Held, take
-
-    message = Message("assistant", "Your reservation ABC123 is in business class now.")
-    said = [Observation("active_reservation", "ABC123", 3)]
-    acted = ((None, [Observation("booking", "", 3, Provenance.ACTED, op=Op.START)]),)
-    declared = [Observation("cabin_class", "business", 3, Provenance.DECLARED)]
-    taken, held = RegisterFold(), RegisterFold()
-    assert take(taken, message, said, acted, declared) is None
-    Held.of(message, said, acted, declared).apply(held)
-    assert taken.result() == held.result()
