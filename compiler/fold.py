@@ -72,6 +72,9 @@ class Fold:
         self.statuses = False
         # cache_friendly: each call point (an assistant turn) and the state lines before it
         self.points: list[tuple[int, tuple]] = []
+        # whether the register may have changed since the last call point's lines: set
+        # wherever the fold takes observations
+        self.folded = True
         self.checkpoints = Checkpoints(options.cached_rate)  # cache_friendly's cuts so far
         # compact, told the provider's cached rate: compiled for a loop (``compiler.loop``)
         looping = options.mode == "compact" and options.cached_rate is not None
@@ -139,8 +142,7 @@ class Fold:
         if self.carried:  # declared in a header this message held, or one just before it
             self.fold_carried(turn)
         if turn and message.role == "assistant" and self.options.mode == "cache_friendly":
-            lines = keyed_state_lines(self.fold.result(), self.number)
-            self.points.append((turn, _shared_lines(self.points, lines)))
+            self.points.append((turn, _point_lines(self)))
         self.sources.append(len(self.original) - 1)
         declare = self.declare
         before = len(declare.observations)
@@ -167,6 +169,7 @@ class Fold:
             skip = self.declare.keys_by_turn.get(turn, ())
             said, acted = extract_parts(message, kind, turn, schema, skip, self.memo.decoded)
         if said or acted or declared:  # held where its effect waits for the tool's answers
+            self.folded = True
             held = take(self.fold, message, said, acted, declared)
             if held is not None:
                 self.held = held
@@ -183,6 +186,7 @@ class Fold:
             self.fold_carried(len(self.clean) - 1)
 
     def fold_carried(self, turn: int) -> None:
+        self.folded = True
         self.fold.apply_turn(self.declare.carry(turn, self.carried))
         self.carried = ()
 
@@ -228,6 +232,19 @@ class Fold:
         return self.original[source].line - 1 if self.by_item else source
 
 
+def _point_lines(fold: Fold) -> tuple:
+    """The state lines at a call point: the last point's where the register took no
+    observation since (earlier turns keep their numbers, so the lines are the same), else
+    built from the register. Most calls leave the register as it was: reusing their lines
+    compiled cache_friendly 5.8% faster on airline dev (N=100) and 4.9% on retail (N=46)
+    (``versions.py``, cpu time, 3 rounds of 3)."""
+    if fold.points and not fold.folded:
+        return fold.points[-1][1]
+    fold.folded = False
+    lines = keyed_state_lines(fold.fold.result(), fold.number)
+    return _shared_lines(fold.points, lines)
+
+
 def _shared_lines(points: list, lines: tuple) -> tuple:
     """A call point's state lines, each (slot, line) equal to one at the point before
     being that one: most calls leave the register as it was, and every point holding
@@ -262,6 +279,7 @@ def _answer(fold: Fold, message: Message) -> None:
         if held.waiting:
             return
     fold.held = None
+    fold.folded = True
     held.apply(fold.fold)
 
 
