@@ -59,6 +59,7 @@ class RegisterFold(Closings):
         self.displaced: list[int] = []
         self.started: tuple[int, str, str] | None = None
         self.reaffirmations = 0
+        self.applied = 0  # observations applied: unchanged, so is the register
         # per slot, the values a tool call ended (by ``value_key``)
         self.ended: dict[str, set[str]] = {}
         # per slot whose live value is stronger than speech: the other values speech has
@@ -81,6 +82,7 @@ class RegisterFold(Closings):
             self.apply(observation, speaker)
 
     def apply(self, obs: Observation, speaker: str | None = None) -> None:
+        self.applied += 1
         closing = _CLOSING.get(obs.op)
         if closing is not None:  # a revoke, an end or a start closes what it names
             closing(self, obs)
@@ -175,10 +177,8 @@ class RegisterFold(Closings):
         supports = current.supports
         if obs.turn not in supports:
             supports = (*supports, obs.turn)
-        if PROVENANCE_RANK[obs.provenance] > PROVENANCE_RANK[current.provenance]:
-            source = obs  # its provenance, turn and spelling
-        else:
-            source = current
+        stronger = PROVENANCE_RANK[obs.provenance] > PROVENANCE_RANK[current.provenance]
+        source = obs if stronger else current  # (its provenance, turn and spelling)
         self.entries[self.live[key]] = _restated(
             current,
             source.provenance,
@@ -194,8 +194,7 @@ class RegisterFold(Closings):
         """``obs`` becomes the value held under ``key`` (by default its slot; for a scoped
         slot, its entity's: ``entity``); ``supports``: the turns that said it, when more
         than its own (``_moved_on``)."""
-        if key is None:
-            key = obs.slot
+        key = obs.slot if key is None else key
         if current is not None:
             self.entries[self.live[key]] = closed(current, superseded_by=obs.turn)
         self.moving.pop(key, None)
@@ -305,7 +304,7 @@ def _copy_fold(fold: RegisterFold) -> RegisterFold:
     twin.conflicts = list(fold.conflicts)
     twin.refusals = list(fold.refusals)
     twin.displaced, twin.started = list(fold.displaced), fold.started
-    twin.reaffirmations = fold.reaffirmations
+    twin.reaffirmations, twin.applied = fold.reaffirmations, fold.applied
     twin.ended = {slot: set(values) for slot, values in fold.ended.items()}
     twin.moving = {slot: dict(said) for slot, said in fold.moving.items()}
     return twin

@@ -1,6 +1,6 @@
 """Shortcut tests for the fold: a cache_friendly call point reuses the last point's state
-lines while the register took no observation since, and those are the lines the register
-would give there."""
+lines while the register applied no observation since (``RegisterFold.applied``), and
+those are the lines the register would give there."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def test_each_call_points_lines_are_the_registers_lines_at_that_point(schema, me
     reused = 0
     for message in messages:
         expected = keyed_state_lines(fold.fold.result(), fold.number)
-        unchanged = bool(fold.points) and not fold.folded
+        unchanged = bool(fold.points) and fold.fold.applied == fold.lines_applied
         before = len(fold.points)
         fold.advance(message)
         if len(fold.points) > before:  # this message was a call point
