@@ -16,10 +16,11 @@ from compiler.compact.compact import Compacted, compact, compacts_longer_than
 from compiler.compact.line_forms import FORM_RUN, shared_forms
 from compiler.compact.lossless import encoded
 from compiler.compact.plan_repeats import NO_STATUS, RepeatCut
-from compiler.compact.read_keys import FILE_VIEW
 from compiler.compact.repeats import Repeat, drop_repeated_status
 from compiler.compact.stale import elide, elide_record, fresh_payloads, replaced_reads
 from compiler.compact.view_repeats import (
+    FILE_VIEW_HEADER,
+    file_headers,
     point_to_views,
     pointable_views,
     resolved,
@@ -251,9 +252,6 @@ def _sighted(memo: Memo) -> tuple:
     return start, dict(done), dict(pointed), open_file, directory, list(calls), dict(views)
 
 
-FILE_VIEW_HEADER = "[File: "
-
-
 def _shown_first(text: str, recent: list, here: str | None, status: tuple | None) -> tuple:
     """A payload as first shown: the lines an earlier view in ``recent`` shows written as
     a pointer, the status lines that repeat ``status`` (the open file and directory
@@ -281,16 +279,9 @@ def _shown_first(text: str, recent: list, here: str | None, status: tuple | None
 
 
 def _named_files(text: str, directory: str | None) -> frozenset[str]:
-    """The files the headers of ``text`` name (``FILE_VIEW``), ``resolved`` from the
-    directory it was shown in: the views of other files are no use to it. Each header
-    is found by its first words (a scan with ``^`` tries every offset)."""
-    paths, at = set(), text.find(FILE_VIEW_HEADER)
-    while at >= 0:
-        header = FILE_VIEW.match(text, at) if at == 0 or text[at - 1] == "\n" else None
-        if header is not None:
-            paths.add(resolved(header.group(1), directory))
-        at = text.find(FILE_VIEW_HEADER, at + 1)
-    return frozenset(paths)
+    """The files the headers of ``text`` name, ``resolved`` from the directory it was
+    shown in: the views of other files are no use to it."""
+    return frozenset(resolved(header.group(1), directory) for header in file_headers(text))
 
 
 def _formed(text: str, parts: tuple | None = None) -> str | None:

@@ -29,7 +29,6 @@ VIEW_RUN = 3
 # the fewest characters (spaces aside) of a line that may begin a run shown under shifted
 # numbers: a shorter one (a blank line, a closing bracket) is found at too many places
 SHIFT_START = 8
-_NUMBERED = re.compile(r"(\d{1,9}):")
 _MORE_ABOVE = re.compile(r"\(\d+ more lines? above\)")
 # lines a window's body may hold besides numbered ones: the cursor marks of SWE-agent's
 # cursor editor, and a pointer written here at first sight
@@ -43,6 +42,7 @@ _BODY = re.compile(
     r"(?:(?:\d{1,9}:[^\n]*|[^\S\n]*(?:" + _IN_WINDOW.pattern + r")[^\S\n]*)(?:\n|\Z))*"
 )
 _NUMBERED_LINE = re.compile(r"^\d{1,9}:", re.MULTILINE)
+FILE_VIEW_HEADER = "[File: "  # how a window header (``FILE_VIEW``) begins
 
 _UNREAD = object()
 
@@ -89,20 +89,32 @@ def view_parts(text: str) -> tuple[list[str], list[Window], int]:
     """
     lines = text.split("\n")
     windows, headers = [], 0
-    if "[File: " not in text:
-        return lines, windows, headers
-    # each line that starts with a header, found by its offset in the text
-    at, line, offset = text.find("[File: "), 0, 0  # the line at offset
+    line, offset = 0, 0  # the line at offset
+    for header in file_headers(text):
+        at = header.start()
+        line, offset = line + text.count("\n", offset, at), at
+        headers += 1
+        window = _window(text, lines, line, at)
+        if window is not None:
+            windows.append((header.group(1), *window))
+    return lines, windows, headers
+
+
+def file_headers(text: str):
+    """Each window header of ``text`` (``FILE_VIEW``, a match at the start of a line), in
+    order, found by its first words: a scan with ``^`` would try every offset.
+
+    Example:
+        >>> [h.group(1) for h in file_headers("[File: /a (2 lines total)]\\nx [File: /b")]
+        ['/a']
+    """
+    at = text.find(FILE_VIEW_HEADER)
     while at >= 0:
         if at == 0 or text[at - 1] == "\n":
-            line, offset = line + text.count("\n", offset, at), at
-            header = FILE_VIEW.match(lines[line])
-            headers += header is not None
-            window = _window(text, lines, line, at) if header is not None else None
-            if window is not None:
-                windows.append((header.group(1), *window))
-        at = text.find("[File: ", at + 1)
-    return lines, windows, headers
+            header = FILE_VIEW.match(text, at)
+            if header is not None:
+                yield header
+        at = text.find(FILE_VIEW_HEADER, at + 1)
 
 
 def _window(text: str, lines: list[str], line: int, at: int) -> tuple[int, int] | None:
@@ -170,11 +182,9 @@ def read_view(text: str, directory: str | None = None, parts: tuple | None = Non
     path, start, end = windows[0]
     texts: dict[int, str] = {}
     spelled: dict[int, str] = {}
-    for line in lines[start:end]:
-        head, colon, text = line.partition(":")  # (as ``_numbered`` reads a line)
-        if not colon or len(head) > 9 or not head.isdecimal():
+    for number, text, head in zip(*_numbered(lines[start:end]), strict=True):
+        if number is None:
             continue
-        number = int(head)
         texts[number] = text
         if head != str(number):
             spelled[number] = head
@@ -329,8 +339,9 @@ def _pointed(body: list[str], views: list[Earlier], used: set) -> list[str]:
 
 def _numbered(lines: list[str]) -> tuple[list, list, list]:
     """Each line's number (None for a line not numbered), its text after the number, and
-    the number as written: what ``_NUMBERED`` reads, without a match object per line
-    (``str.isdecimal`` is ``\\d``'s class, Unicode's Nd)."""
+    the number as written: a line that opens with one to nine digits and a colon, read
+    without a pattern match per line (``str.isdecimal`` is ``\\d``'s class, Unicode's
+    Nd)."""
     numbers, texts, written = [], [], []
     for line in lines:
         head, colon, text = line.partition(":")
