@@ -17,6 +17,7 @@ from compiler.facts import Observation, Op, Provenance
 from compiler.frozen import build
 from compiler.read import Message, decode_json
 from compiler.state.classify import Kind
+from compiler.state.patterns import said_before
 from compiler.state.prefilter import (
     admits,
     checking_order,
@@ -255,14 +256,14 @@ def yielded(observations: list[Observation], yielding: dict) -> list[Observation
 
 def _first_match(text: str, folded: str, slot: Slot) -> tuple[str, int, int] | None:
     best: tuple[str, int, int] | None = None
-    for pattern, need, lead, after in slot.readers:
+    for pattern, need, lead, after, guard in slot.readers:
         if need and not admits(need, folded):
             continue
         if lead is None:  # no literal every match starts with: the pattern scans the text
             for match in pattern.finditer(text):
                 if best is not None and match.start() >= best[1]:
                     break
-                value = _reading(match, text)
+                value = _reading(match, text, guard)
                 if value:
                     best = (value, match.start(), match.end())
                     break
@@ -277,7 +278,7 @@ def _first_match(text: str, folded: str, slot: Slot) -> tuple[str, int, int] | N
             match = pattern.match(text, start)
             if match is None:
                 continue
-            value = _reading(match, text)
+            value = _reading(match, text, guard)
             if value:
                 best = (value, start, match.end())
                 break
@@ -351,11 +352,13 @@ def _has_correction(folded: str) -> bool:
     return admits(_CORRECTION_NEEDS, folded) and _CORRECTION.search(folded) is not None
 
 
-def _reading(match: re.Match, text: str) -> str:
-    """The value a match reads: its last group, cleaned; "" when that is empty or a
-    negator voids the match."""
+def _reading(match: re.Match, text: str, guard: re.Pattern | None = None) -> str:
+    """The value a match reads: its last group, cleaned; "" when that is empty, or a
+    negator or the pattern's guard (``not_after``, earlier in the sentence) voids it."""
     value = clean_value(match.group(match.lastindex or 1) or "")
     if not value or is_negated(text, match.start()):
+        return ""
+    if guard is not None and said_before(guard, text, match.start()):
         return ""
     return value
 

@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from compiler.errors import SchemaError
+from compiler.state.patterns import PATTERN_FLAGS, PatternNote, slot_patterns
 from compiler.state.prefilter import Checks, checking_order, required_literals, shared_clauses
 from compiler.state.schema_format import (
     Effect,
-    PatternNote,
     action_effect,
     check_scopes,
     check_yields,
@@ -47,7 +47,6 @@ from compiler.state.starts import TEXT_START, leading_literals, word_bounded, wo
 
 SCHEMA_DIR = Path(__file__).parent.parent / "schemas"
 MEASUREMENT_SUFFIX = ".measurement.json"
-PATTERN_FLAGS = re.IGNORECASE
 
 
 @dataclass(frozen=True)
@@ -93,6 +92,9 @@ class Slot:
     yields_to: tuple[str, ...] = ()  # slots that take a value both read at one place
     needs: tuple = field(default=(), compare=False)
     leads: tuple = field(default=(), compare=False)
+    # per pattern, what voids its match where said earlier in the sentence (None: nothing);
+    # empty where no pattern has one
+    guards: tuple[re.Pattern | None, ...] = ()
 
     def __post_init__(self):
         # Derived once per schema: what a turn must contain for each pattern to
@@ -116,11 +118,13 @@ class Slot:
         return _fewest_first(checking_order(self.gate))
 
     @cached_property
-    def readers(self) -> tuple[tuple[re.Pattern, tuple, frozenset[str] | None, Any], ...]:
+    def readers(self) -> tuple[tuple[re.Pattern, tuple, frozenset[str] | None, Any, Any], ...]:
         """Per pattern: the clauses it needs beyond the gate and its leading literals
-        (``_implied``), its leading literals, and, when its matches start only where a word
-        starts (``word_bounded``), ``word_char``: no match starts right after one."""
+        (``_implied``), its leading literals, when its matches start only where a word
+        starts (``word_bounded``), ``word_char``: no match starts right after one; and its
+        guard (``not_after``), or None."""
         gate = set(self.gate)
+        guards = self.guards or (None,) * len(self.patterns)
         return tuple(
             (
                 pattern,
@@ -131,8 +135,11 @@ class Slot:
                 ),
                 lead,
                 word_char if word_bounded(pattern, lead) else None,
+                guard,
             )
-            for pattern, need, lead in zip(self.patterns, self.needs, self.leads, strict=True)
+            for pattern, need, lead, guard in zip(
+                self.patterns, self.needs, self.leads, guards, strict=True
+            )
         )
 
 
@@ -337,7 +344,7 @@ def _slot(name: str, spec: Any) -> Slot:
         spec = {"patterns": spec}
     if not isinstance(spec, dict) or not isinstance(spec.get("patterns", []), list):
         raise SchemaError(f"slot {name!r}: expected a list of patterns")
-    patterns = tuple(compile_pattern(name, p) for p in spec.get("patterns", []))
+    patterns, guards = slot_patterns(name, spec.get("patterns", []))
     contract = spec.get("contract")
     if contract is not None and not isinstance(contract, str):
         raise SchemaError(f"slot {name!r}: contract must be a string")
@@ -348,19 +355,7 @@ def _slot(name: str, spec: Any) -> Slot:
             raise SchemaError(f"slot {name!r}: contract does not compile: {exc}") from exc
     actions = tuple(_action(name, a) for a in spec.get("actions", []))
     scope, yields_to = slot_links(name, spec)
-    return Slot(name, patterns, contract, actions, scope, yields_to)
-
-
-def compile_pattern(slot: str, pattern: Any) -> re.Pattern:
-    if not isinstance(pattern, str):
-        raise SchemaError(f"slot {slot!r}: a pattern must be a string, got {pattern!r}")
-    try:
-        compiled = re.compile(pattern, PATTERN_FLAGS)
-    except re.error as exc:
-        raise SchemaError(f"slot {slot!r}: pattern {pattern!r} does not compile: {exc}") from exc
-    if compiled.groups < 1:
-        raise SchemaError(f"slot {slot!r}: pattern {pattern!r} needs a capture group")
-    return compiled
+    return Slot(name, patterns, contract, actions, scope, yields_to, guards=guards)
 
 
 def _action(slot: str, spec: Any) -> ActionMap:

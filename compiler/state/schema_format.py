@@ -36,12 +36,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
 from compiler.errors import SchemaError
+from compiler.state.patterns import PLAIN_PATTERN_KEYS, PatternNote
 
 
 class Effect(StrEnum):
@@ -163,24 +163,7 @@ def check_yields(yields: dict[str, tuple[str, ...]], slots: frozenset[str]) -> N
 
 
 FRAGMENT_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
-PATTERN_KEYS = frozenset({"regex", "reason", "matches", "rejects"})
-
-
-@dataclass(frozen=True)
-class PatternNote:
-    """What the authored form says beside one pattern: why it is there, and the
-    texts it must and must not match (``matches``: text and the value captured)."""
-
-    slot: str
-    index: int
-    regex: str
-    reason: str = ""
-    matches: tuple[tuple[str, str], ...] = ()
-    rejects: tuple[str, ...] = ()
-
-    @property
-    def label(self) -> str:
-        return f"{self.slot} pattern {self.index}"
+PATTERN_KEYS = frozenset({"regex", "reason", "matches", "rejects", "not_after"})
 
 
 # What the scan reads as one token: a run of plain characters and escapes, a character
@@ -309,7 +292,7 @@ def expand_authored(data: dict) -> tuple[dict, tuple[PatternNote, ...]]:
         expanded = []
         for index, pattern in enumerate(spec["patterns"]):
             note = _note(slot, index, pattern, fragments)
-            expanded.append(note.regex)
+            expanded.append(note.plain)
             notes.append(note)
         plain_slots[slot] = {**spec, "patterns": expanded}
     fragments.check_all_used()
@@ -319,7 +302,14 @@ def expand_authored(data: dict) -> tuple[dict, tuple[PatternNote, ...]]:
 
 def _note(slot: str, index: int, pattern: Any, fragments: Fragments) -> PatternNote:
     where = f"slot {slot!r} pattern {index}"
-    if isinstance(pattern, dict):
+    if isinstance(pattern, dict) and set(pattern) == PLAIN_PATTERN_KEYS:
+        # the expanded form of a guarded pattern (``PatternNote.plain``): no reason or
+        # examples to carry; its strings are checked where the slot is read (``_patterns``)
+        regex, reason, matches, rejects = pattern["regex"], "", {}, []
+        not_after = pattern["not_after"]
+        if not isinstance(regex, str) or not isinstance(not_after, str):
+            return PatternNote(slot, index, pattern)  # refused, with its reason, by the loader
+    elif isinstance(pattern, dict):
         unknown = sorted(set(pattern) - PATTERN_KEYS)
         if unknown:
             raise SchemaError(f"{where}: unknown keys {', '.join(unknown)}")
@@ -331,43 +321,19 @@ def _note(slot: str, index: int, pattern: Any, fragments: Fragments) -> PatternN
             raise SchemaError(f"{where}: 'matches' maps each text to the value it captures")
         if not isinstance(rejects, list) or not all(isinstance(t, str) for t in rejects):
             raise SchemaError(f"{where}: 'rejects' is a list of texts")
+        not_after = pattern.get("not_after", "")
+        if not isinstance(not_after, str):
+            raise SchemaError(f"{where}: 'not_after' is a regex string")
     elif isinstance(pattern, str):
-        regex, reason, matches, rejects = pattern, "", {}, []
+        regex, reason, matches, rejects, not_after = pattern, "", {}, [], ""
     else:
         return PatternNote(slot, index, pattern)  # refused, with its reason, by the loader
     try:
         expanded = fragments.expand(regex)
+        guard = fragments.expand(not_after) if not_after else ""
     except SchemaError as exc:
         raise SchemaError(f"{where}: {exc}") from None
-    return PatternNote(slot, index, expanded, reason, tuple(matches.items()), tuple(rejects))
-
-
-def example_failures(note: PatternNote, flags: int) -> list[str]:
-    """Each example of ``note`` its pattern gets wrong, said in a sentence.
-
-    Example:
-        >>> note = PatternNote("ticket", 0, r"ticket (T-\\d+)", "r",
-        ...                    (("ticket T-1", "T-1"),), ("ticket T-",))
-        >>> example_failures(note, 0)
-        []
-        >>> example_failures(PatternNote("ticket", 0, r"(T-\\d)", "r", (("T-12", "T-12"),)), 0)
-        ["ticket pattern 0: in 'T-12' it captures 'T-1', not 'T-12'"]
-    """
-    compiled = re.compile(note.regex, flags)
-    failures = []
-    for text, value in note.matches:
-        found = compiled.search(text)
-        if found is None:
-            failures.append(f"{note.label}: does not match {text!r}")
-        elif found.group(1) != value:
-            failures.append(
-                f"{note.label}: in {text!r} it captures {found.group(1)!r}, not {value!r}"
-            )
-    for text in note.rejects:
-        found = compiled.search(text)
-        if found is not None:
-            failures.append(f"{note.label}: matches {text!r}, reading {found.group(1)!r}")
-    return failures
+    return PatternNote(slot, index, expanded, reason, tuple(matches.items()), tuple(rejects), guard)
 
 
 def digest(slots: tuple, immutable: Any) -> str:
@@ -375,6 +341,8 @@ def digest(slots: tuple, immutable: Any) -> str:
     body = {
         slot.name: {
             "patterns": [p.pattern for p in slot.patterns],
+            # (only where a pattern has one, so a schema without them keeps its digest)
+            **({"not_after": [g and g.pattern for g in slot.guards]} if slot.guards else {}),
             "contract": slot.contract,
             "actions": [[a.tool, a.argument, _digested(a.effect)] for a in slot.actions],
             # (only where given, so a schema without scopes keeps its digest)

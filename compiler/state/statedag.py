@@ -10,9 +10,10 @@ from compiler.errors import SchemaError
 from compiler.facts import Observation
 from compiler.state.classify import Kind
 from compiler.state.extract import extract_turn
+from compiler.state.patterns import compile_pattern
 from compiler.state.register import Register, RegisterFold
 from compiler.state.retire import Retired, Violation, retire, retirement_violations
-from compiler.state.schema import Schema, Slot, compile_pattern, load_schema
+from compiler.state.schema import Schema, Slot, load_schema
 
 
 class StateDAG:
@@ -57,8 +58,15 @@ class StateDAG:
         slots = list(self._schema.slots)
         old = self._schema.slot(slot)
         if old is not None:
+            guards = old.guards + (None,) * len(compiled) if old.guards else ()
             slots[slots.index(old)] = Slot(
-                slot, old.patterns + compiled, old.contract, old.actions, old.scope, old.yields_to
+                slot,
+                old.patterns + compiled,
+                old.contract,
+                old.actions,
+                old.scope,
+                old.yields_to,
+                guards=guards,
             )
         else:
             slots.append(Slot(slot, compiled))
@@ -97,7 +105,10 @@ class StateDAG:
 def _slot_data(slot: Slot) -> dict:
     """A slot as the schema mapping ``load_schema`` reads."""
     return {
-        "patterns": [p.pattern for p in slot.patterns],
+        "patterns": [
+            {"regex": p.pattern, "not_after": g.pattern} if g is not None else p.pattern
+            for p, g in zip(slot.patterns, slot.guards or (None,) * len(slot.patterns), strict=True)
+        ],
         "contract": slot.contract,
         "actions": [
             {"tool": a.tool, "argument": a.argument, "effect": a.effect.value} for a in slot.actions

@@ -67,7 +67,8 @@ def test_a_reader_asks_for_every_clause_but_the_gate_and_those_its_leads_hold():
     for name in list_schemas():
         for slot in load_schema(name).slots:
             gate = set(slot.gate)
-            for (_pattern, need, lead, _after), full in zip(slot.readers, slot.needs, strict=True):
+            readers = zip(slot.readers, slot.needs, strict=True)
+            for (_pattern, need, lead, _after, _guard), full in readers:
                 for clause in full:
                     if clause in gate or _implied(clause, lead):
                         continue

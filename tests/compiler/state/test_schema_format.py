@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from compiler import list_schemas, load_schema
+from compiler import StateDAG, list_schemas, load_schema
 from compiler.errors import SchemaError
+from compiler.state.patterns import example_failures
 from compiler.state.schema import PATTERN_FLAGS, SCHEMA_DIR, measurement_path
-from compiler.state.schema_format import example_failures
 
 ROOT = Path(__file__).resolve().parents[3]
 BEFORE = json.loads((ROOT / "tests" / "fixtures" / "schema_patterns.json").read_text())
@@ -23,6 +23,10 @@ def _schema(patterns, fragments=None, **slot):
     if fragments is not None:
         data["fragments"] = fragments
     return data
+
+
+def _guards(slot) -> list:
+    return list(slot.guards) or [None] * len(slot.patterns)
 
 
 def _refusal(data) -> str:
@@ -77,7 +81,10 @@ def test_the_single_file_form_loads_to_the_same_schema_as_the_authored_one(tmp_p
         "_comment": shipped.comment,
         "slots": {
             slot.name: {
-                "patterns": [p.pattern for p in slot.patterns],
+                "patterns": [
+                    {"regex": p.pattern, "not_after": g.pattern} if g else p.pattern
+                    for p, g in zip(slot.patterns, _guards(slot), strict=True)
+                ],
                 "contract": slot.contract,
                 "actions": [
                     {"tool": a.tool, "argument": a.argument, "effect": a.effect.value}
@@ -197,3 +204,49 @@ def test_the_readme_example_schema_loads_and_passes_its_examples():
     start = readme.index('```json\n{"name": "tickets"') + len("```json\n")
     schema = load_schema(json.loads(readme[start : readme.index("```", start)]))
     assert [example_failures(note, PATTERN_FLAGS) for note in schema.notes] == [[]]
+
+
+GUARDED = {
+    "regex": r"\bfor (?&id)",
+    "reason": "the ticket a message is about",
+    "not_after": r"\bclosed\b",
+    "matches": {"Closed T-1. Writing for T-2.": "T-2"},
+    "rejects": ["We closed the thread for T-3."],
+}
+
+
+def test_a_guard_voids_a_match_only_where_it_is_said_earlier_in_the_same_sentence():
+    schema = load_schema(_schema([GUARDED], {"id": r"(T-\d+)"}))
+    assert example_failures(schema.notes[0], PATTERN_FLAGS) == []
+    dag = StateDAG(schema)
+    assert dag.observe(0, "We closed the thread for T-3.") == []
+    assert [o.value for o in dag.observe(1, "Closed T-1. Writing for T-2.")] == ["T-2"]
+
+
+def test_a_guarded_pattern_keeps_its_guard_in_the_expanded_form_and_in_the_digest():
+    authored = load_schema(_schema([GUARDED], {"id": r"(T-\d+)"}))
+    plain = load_schema(_schema([{"regex": r"\bfor (T-\d+)", "not_after": r"\bclosed\b"}]))
+    unguarded = load_schema(_schema([r"\bfor (T-\d+)"]))
+    assert plain.digest == authored.digest != unguarded.digest
+    assert [g.pattern for g in plain.slots[0].guards] == [r"\bclosed\b"]
+    assert unguarded.slots[0].guards == ()
+
+
+def test_a_state_dag_keeps_a_guard_when_it_adds_patterns_to_the_slot():
+    dag = StateDAG(_schema([GUARDED], {"id": r"(T-\d+)"}))
+    dag.register_entity_schema("ticket", [r"\bre (T-\d+)"])
+    assert [g and g.pattern for g in dag.schema.slots[0].guards] == [r"\bclosed\b", None]
+    assert dag.observe(0, "We closed the thread for T-3.") == []
+
+
+@pytest.mark.parametrize(
+    ("pattern", "message"),
+    [
+        ({"regex": r"for (T-\d+)", "not_after": 3}, "holds a 'regex' and a 'not_after' string"),
+        ({"regex": r"for (T-\d+)", "not_after": 3, "reason": "r"}, "'not_after' is a regex"),
+        ({"regex": r"for (T-\d+)", "not_after": "(", "reason": "r"}, "does not compile"),
+        ({"regex": r"for (T-\d+)", "not_after": 3, "note": "x"}, "unknown keys note"),
+    ],
+)
+def test_a_guard_that_is_not_a_regex_is_refused(pattern, message):
+    assert message in _refusal(_schema([pattern]))
