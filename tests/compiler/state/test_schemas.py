@@ -246,6 +246,20 @@ READS = [
         {"payment_method": "Visa"},
         "retail/few_shot-dev.jsonl line15 t19",
     ),
+    (
+        "travel",
+        "assistant",
+        "You would fly from SFO to DEN and then from DEN to BOS.",
+        {"origin_airport": "SFO", "destination_airport": "BOS"},
+        "a connection (DEN) is where the next leg starts; the trip ends at BOS",
+    ),
+    (
+        "travel",
+        "user",
+        "I'd like to change my flight from BOS to MIA to a later date.",
+        {"origin_airport": "BOS", "destination_airport": "MIA"},
+        "a change of date names the booked trip",
+    ),
 ]
 
 
@@ -343,6 +357,27 @@ PITFALLS = [
         "- **Flights:**\n  - Flight HAT097 from DTW to PHX on 2024-05-17\n"
         "  - Flight HAT251 from PHX to SEA on 2024-05-17",
         "a leg of an itinerary: PHX is the connection (task11-trial0 t8)",
+    ),
+    (
+        "travel",
+        "destination_airport",
+        "assistant",
+        "I'll look for available one-stop flights from MSP to BOS on May 9.",
+        "a search is for one leg, not the trip",
+    ),
+    (
+        "travel",
+        "destination_airport",
+        "user",
+        "Could you switch me to a nonstop from MSP to BOS on the same day?",
+        "a change asked for names what is wanted, not what is booked",
+    ),
+    (
+        "travel",
+        "destination_airport",
+        "assistant",
+        "A reservation's destination from BOS to SEA cannot be changed.",
+        "the new end of a destination change",
     ),
     (
         "travel",
