@@ -260,8 +260,6 @@ class TranscriptScore:
     gold: dict[str, frozenset[str]] | None
     named_calls: int
     unnamed_calls: int
-    # the environment's reward where the record holds one (tau-bench: 1 the task was done)
-    reward: float | None = None
 
 
 def score_transcript(ident: str, parsed, schema, db: Database) -> TranscriptScore:
@@ -305,19 +303,7 @@ def score_transcript(ident: str, parsed, schema, db: Database) -> TranscriptScor
         gold=gold,
         named_calls=named,
         unnamed_calls=len(calls) - named,
-        reward=_reward(parsed.record),
     )
-
-
-def _reward(record) -> float | None:
-    """The record's ``reward``, where it is a number.
-
-    Example:
-        >>> _reward({"reward": 1.0}), _reward({"reward": "yes"}), _reward(None)
-        (1.0, None, None)
-    """
-    value = record.get("reward") if isinstance(record, dict) else None
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def notes(entry: Entry, messages, states: list[Snapshot], schema, gold, db: Database):

@@ -94,11 +94,6 @@ def _gold_lines(gold: dict) -> list[str]:
     for provenance, counts in gold["by_provenance"].items():
         cells = [str(counts[v]) for v in GOLD_VERDICTS] + [str(sum(counts.values()))]
         lines.append(_table_line(f"  final value {provenance}", cells, ""))
-    for outcome, counts in gold.get("by_outcome", {}).items():  # (absent from older reports)
-        cells = [str(counts[v]) for v in GOLD_VERDICTS] + [
-            str(sum(counts[v] for v in GOLD_VERDICTS))
-        ]
-        lines.append(_table_line(f"  {outcome}", cells, f"{counts['transcripts']} transcripts"))
     return lines
 
 

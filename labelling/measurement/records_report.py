@@ -169,8 +169,7 @@ GOLD_VERDICTS = ("match", "mismatch", "missing")
 
 
 def gold_check(scores: list[TranscriptScore]) -> dict:
-    """The final register against the task's gold actions, per slot, provenance and the
-    task's outcome (its reward).
+    """The final register against the task's gold actions, per slot and provenance.
 
     A value is a match when it equals any gold value for its slot after the same
     normalisation the benchmark uses (dates, cabins, case).
@@ -183,17 +182,13 @@ def gold_check(scores: list[TranscriptScore]) -> dict:
         }
     slots: dict[str, Counter] = defaultdict(Counter)
     by_prov: dict[str, Counter] = defaultdict(Counter)
-    by_outcome: dict[str, Counter] = defaultdict(Counter)
     mismatches = []
     for t in with_gold:
-        outcome = "no reward recorded" if t.reward is None else f"reward {t.reward:g}"
-        by_outcome[outcome]["transcripts"] += 1
         for slot, golds in t.gold.items():
             value, provenance = t.final.get(slot, (None, "none"))
             found = verdict(slot, value, golds)
             slots[slot][found] += 1
             by_prov[provenance][found] += 1
-            by_outcome[outcome][found] += 1
             if found == "mismatch":
                 mismatches.append(
                     {
@@ -214,11 +209,5 @@ def gold_check(scores: list[TranscriptScore]) -> dict:
         "total": {v: total[v] for v in GOLD_VERDICTS},
         "slots": {s: {v: c[v] for v in GOLD_VERDICTS} for s, c in sorted(slots.items())},
         "by_provenance": {p: {v: c[v] for v in GOLD_VERDICTS} for p, c in sorted(by_prov.items())},
-        # the gold is the task's plan: where the agent failed the task (reward 0), what
-        # happened differs from it, and a true header disagrees with it
-        "by_outcome": {
-            o: {"transcripts": c["transcripts"], **{v: c[v] for v in GOLD_VERDICTS}}
-            for o, c in sorted(by_outcome.items())
-        },
         "mismatches": mismatches,
     }
