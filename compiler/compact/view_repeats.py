@@ -64,27 +64,18 @@ class Earlier(NamedTuple):
 Window = tuple[str, int, int]
 
 
-def view_windows(text: str) -> tuple[list[str], list[Window]]:
-    """The text's lines and each editor window they show: its file and the span of its
-    body (numbered lines, with any cursor marks and pointers among them).
+def view_parts(text: str) -> tuple[list[str], list[Window], int]:
+    """The text's lines, each editor window they show (its file and the span of its body:
+    numbered lines, with any cursor marks and pointers among them), and how many lines are
+    a window's header (``FILE_VIEW``), with a body or not: what ``read_view`` and the
+    payload plan read of a view, so a caller that has them reads a text once.
 
     Example:
         >>> text = "[File: /a.py (9 lines total)]\\n(2 more lines above)\\n3:x\\n4:y\\nok"
-        >>> lines, windows = view_windows(text)
-        >>> windows, lines[2:4]
-        ([('/a.py', 2, 4)], ['3:x', '4:y'])
-    """
-    return view_parts(text)[:2]
-
-
-def view_parts(text: str) -> tuple[list[str], list[Window], int]:
-    """``view_windows``, and how many lines are a window's header (``FILE_VIEW``), with a
-    body or not: what ``read_view`` reads, so a caller that has them reads a text once.
-
-    Example:
-        >>> text = "[File: /a (9 lines total)]\\n[File: /b (2 lines total)]\\n1:x"
         >>> lines, windows, headers = view_parts(text)
-        >>> windows, headers
+        >>> windows, lines[2:4], headers
+        ([('/a.py', 2, 4)], ['3:x', '4:y'], 1)
+        >>> view_parts("[File: /a (9 lines total)]\\n[File: /b (2 lines total)]\\n1:x")[1:]
         ([('/b', 2, 3)], 2)
     """
     lines = text.split("\n")
@@ -159,14 +150,13 @@ def view_path(text: str, directory: str | None = None, parts: tuple | None = Non
     return resolved(windows[0][0], directory) if len(windows) == 1 and headers == 1 else None
 
 
-def read_view(text: str, directory: str | None = None, parts: tuple | None = None) -> tuple | None:
+def read_view(text: str, directory: str | None = None) -> tuple | None:
     """The file a view shows (``resolved`` from ``directory``), its numbered lines' texts
     after their numbers, by number, the numbers each text is shown under (in the order
     the lines are), and the numbers not written plainly: what a later view is matched
     against, read once per view. None for no view, several, or the preview of an edit
     that was not applied (its windows show a file that was never so, and the file as it
-    is, under the same numbers). ``parts``: the text's ``view_parts``, where the caller
-    has them.
+    is, under the same numbers).
 
     Example:
         >>> read_view("[File: /a.py (9 lines total)]\\n3:x\\n<<<<< START CURSOR >>>>>\\n4:y\\n5:x")
@@ -176,7 +166,7 @@ def read_view(text: str, directory: str | None = None, parts: tuple | None = Non
     """
     if NOT_APPLIED in text:
         return None
-    lines, windows, headers = view_parts(text) if parts is None else parts
+    lines, windows, headers = view_parts(text)
     if len(windows) != 1 or headers != 1:
         return None
     path, start, end = windows[0]
