@@ -43,17 +43,27 @@ class PatternNote:
 
     @property
     def plain(self) -> str | dict:
-        """The pattern as the expanded form holds it: its regex, with its ``not_after``
-        where it has one."""
-        return {"regex": self.regex, "not_after": self.not_after} if self.not_after else self.regex
+        """The pattern as the expanded form holds it (``plain_pattern``)."""
+        return plain_pattern(self.regex, self.not_after)
 
     @property
     def label(self) -> str:
         return f"{self.slot} pattern {self.index}"
 
 
+def plain_pattern(regex: str, not_after: str | None) -> str | dict:
+    """A pattern as the expanded form holds it: its regex, or with a guard
+    ``{"regex": ..., "not_after": ...}`` (what ``slot_patterns`` reads).
+
+    Example:
+        >>> plain_pattern("for (T-1)", None), plain_pattern("for (T-1)", "closed")
+        ('for (T-1)', {'regex': 'for (T-1)', 'not_after': 'closed'})
+    """
+    return {"regex": regex, "not_after": not_after} if not_after else regex
+
+
 def slot_patterns(slot: str, given: list) -> tuple[tuple[re.Pattern, ...], tuple]:
-    """A slot's patterns compiled, and their guards (empty where none has one). A pattern
+    """A slot's patterns compiled, and each one's guard (None: none). A pattern
     is a regex string or ``{"regex": ..., "not_after": ...}``: a match of the regex is
     void where ``not_after`` is found earlier in its sentence (``said_before``)."""
     patterns, guards = [], []
@@ -70,7 +80,7 @@ def slot_patterns(slot: str, given: list) -> tuple[tuple[re.Pattern, ...], tuple
             pattern = pattern.get("regex")
         patterns.append(compile_pattern(slot, pattern))
         guards.append(guard)
-    return tuple(patterns), tuple(guards) if any(guards) else ()
+    return tuple(patterns), tuple(guards)
 
 
 def compile_pattern(slot: str, pattern: Any, groups: bool = True) -> re.Pattern:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler.errors import SchemaError
-from compiler.state.patterns import PATTERN_FLAGS, PatternNote, slot_patterns
+from compiler.state.patterns import PATTERN_FLAGS, PatternNote, plain_pattern, slot_patterns
 from compiler.state.prefilter import Checks, checking_order, required_literals, shared_clauses
 from compiler.state.schema_format import (
     Effect,
@@ -92,8 +92,7 @@ class Slot:
     yields_to: tuple[str, ...] = ()  # slots that take a value both read at one place
     needs: tuple = field(default=(), compare=False)
     leads: tuple = field(default=(), compare=False)
-    # per pattern, what voids its match where said earlier in the sentence (None: nothing);
-    # empty where no pattern has one
+    # per pattern, what voids its match where said earlier in the sentence (None: nothing)
     guards: tuple[re.Pattern | None, ...] = ()
 
     def __post_init__(self):
@@ -103,6 +102,8 @@ class Slot:
             object.__setattr__(self, "needs", tuple(required_literals(p) for p in self.patterns))
         if len(self.leads) != len(self.patterns):
             object.__setattr__(self, "leads", tuple(leading_literals(p) for p in self.patterns))
+        if not self.guards:  # (none given: no pattern has one)
+            object.__setattr__(self, "guards", (None,) * len(self.patterns))
 
     @cached_property
     def gate(self) -> tuple[frozenset[str], ...]:
@@ -117,6 +118,14 @@ class Slot:
         to fail, one of ten digits up to ten, and any clause that fails ends the check."""
         return _fewest_first(checking_order(self.gate))
 
+    @property
+    def plain_patterns(self) -> list[str | dict]:
+        """The patterns as a schema mapping holds them (``plain_pattern``)."""
+        return [
+            plain_pattern(p.pattern, g and g.pattern)
+            for p, g in zip(self.patterns, self.guards, strict=True)
+        ]
+
     @cached_property
     def readers(self) -> tuple[tuple[re.Pattern, tuple, frozenset[str] | None, Any, Any], ...]:
         """Per pattern: the clauses it needs beyond the gate and its leading literals
@@ -124,7 +133,6 @@ class Slot:
         starts (``word_bounded``), ``word_char``: no match starts right after one; and its
         guard (``not_after``), or None."""
         gate = set(self.gate)
-        guards = self.guards or (None,) * len(self.patterns)
         return tuple(
             (
                 pattern,
@@ -138,7 +146,7 @@ class Slot:
                 guard,
             )
             for pattern, need, lead, guard in zip(
-                self.patterns, self.needs, self.leads, guards, strict=True
+                self.patterns, self.needs, self.leads, self.guards, strict=True
             )
         )
 

@@ -304,7 +304,7 @@ def _note(slot: str, index: int, pattern: Any, fragments: Fragments) -> PatternN
     where = f"slot {slot!r} pattern {index}"
     if isinstance(pattern, dict) and set(pattern) == PLAIN_PATTERN_KEYS:
         # the expanded form of a guarded pattern (``PatternNote.plain``): no reason or
-        # examples to carry; its strings are checked where the slot is read (``_patterns``)
+        # examples to carry; its strings are checked where the slot is read (``slot_patterns``)
         regex, reason, matches, rejects = pattern["regex"], "", {}, []
         not_after = pattern["not_after"]
         if not isinstance(regex, str) or not isinstance(not_after, str):
@@ -342,7 +342,7 @@ def digest(slots: tuple, immutable: Any) -> str:
         slot.name: {
             "patterns": [p.pattern for p in slot.patterns],
             # (only where a pattern has one, so a schema without them keeps its digest)
-            **({"not_after": [g and g.pattern for g in slot.guards]} if slot.guards else {}),
+            **({"not_after": [g and g.pattern for g in slot.guards]} if any(slot.guards) else {}),
             "contract": slot.contract,
             "actions": [[a.tool, a.argument, _digested(a.effect)] for a in slot.actions],
             # (only where given, so a schema without scopes keeps its digest)

@@ -54,26 +54,15 @@ class StateDAG:
         if isinstance(patterns, str) or not isinstance(patterns, list | tuple) or not patterns:
             # a lone string would be read one character at a time
             raise SchemaError(f"slot {slot!r}: patterns must be a non-empty list of strings")
-        compiled = tuple(compile_pattern(slot, p) for p in patterns)
-        slots = list(self._schema.slots)
-        old = self._schema.slot(slot)
-        if old is not None:
-            guards = old.guards + (None,) * len(compiled) if old.guards else ()
-            slots[slots.index(old)] = Slot(
-                slot,
-                old.patterns + compiled,
-                old.contract,
-                old.actions,
-                old.scope,
-                old.yields_to,
-                guards=guards,
-            )
-        else:
-            slots.append(Slot(slot, compiled))
+        for pattern in patterns:  # (refused here, naming the pattern, before anything changes)
+            compile_pattern(slot, pattern)
         schema = self._schema
+        slots = {s.name: _slot_data(s) for s in schema.slots}
+        known = slots.setdefault(slot, {"patterns": []})
+        known["patterns"] = [*known["patterns"], *patterns]
         data = {
             "name": schema.name,
-            "slots": {s.name: _slot_data(s) for s in slots},
+            "slots": slots,
             "immutable": sorted(schema.immutable),
             "_comment": schema.comment,
             "_measurement": schema.measurement,
@@ -105,10 +94,7 @@ class StateDAG:
 def _slot_data(slot: Slot) -> dict:
     """A slot as the schema mapping ``load_schema`` reads."""
     return {
-        "patterns": [
-            {"regex": p.pattern, "not_after": g.pattern} if g is not None else p.pattern
-            for p, g in zip(slot.patterns, slot.guards or (None,) * len(slot.patterns), strict=True)
-        ],
+        "patterns": slot.plain_patterns,
         "contract": slot.contract,
         "actions": [
             {"tool": a.tool, "argument": a.argument, "effect": a.effect.value} for a in slot.actions

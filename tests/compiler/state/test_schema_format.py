@@ -25,10 +25,6 @@ def _schema(patterns, fragments=None, **slot):
     return data
 
 
-def _guards(slot) -> list:
-    return list(slot.guards) or [None] * len(slot.patterns)
-
-
 def _refusal(data) -> str:
     with pytest.raises(SchemaError) as caught:
         load_schema(data)
@@ -81,10 +77,7 @@ def test_the_single_file_form_loads_to_the_same_schema_as_the_authored_one(tmp_p
         "_comment": shipped.comment,
         "slots": {
             slot.name: {
-                "patterns": [
-                    {"regex": p.pattern, "not_after": g.pattern} if g else p.pattern
-                    for p, g in zip(slot.patterns, _guards(slot), strict=True)
-                ],
+                "patterns": slot.plain_patterns,
                 "contract": slot.contract,
                 "actions": [
                     {"tool": a.tool, "argument": a.argument, "effect": a.effect.value}
@@ -229,7 +222,7 @@ def test_a_guarded_pattern_keeps_its_guard_in_the_expanded_form_and_in_the_diges
     unguarded = load_schema(_schema([r"\bfor (T-\d+)"]))
     assert plain.digest == authored.digest != unguarded.digest
     assert [g.pattern for g in plain.slots[0].guards] == [r"\bclosed\b"]
-    assert unguarded.slots[0].guards == ()
+    assert unguarded.slots[0].guards == (None,)
 
 
 def test_a_state_dag_keeps_a_guard_when_it_adds_patterns_to_the_slot():
