@@ -53,9 +53,9 @@ def compile_messages(messages: list, *, token_counter: Any = None, cache: bool =
         # they need no copy of the caller's lists and dicts of their own.
         parsed = read_message_list(messages, own=False)
         items = len(messages) if isinstance(messages, list | tuple) else None
-        progress = Fold(chosen, by_item=True, resumable=False)
-        progress.extend(parsed.messages, items=items)
-        result = progress.finish(remember=False)
+        fold = Fold(chosen, by_item=True, resumable=False).extend(parsed.messages, items=items)
+        result = fold.finish(remember=False)
+        del fold
         warnings = (*parsed.warnings, *unpaired(result.original))  # as HISTORIES gives them
     return _finish(result, warnings, started, token_counter)
 
