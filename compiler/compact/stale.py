@@ -164,7 +164,7 @@ def elide_record(
         pax: {"dob":"1991"}
     """
     try:
-        old, new = decode_json(text, memo), decode_json(later_text, memo)
+        old = decode_json(text, memo)
     except (ValueError, RecursionError):
         return elide(text, replaced_by=replaced_by, key=key)
     if not isinstance(old, dict | list):
@@ -172,8 +172,12 @@ def elide_record(
     rows, safety = _rows(old), []
     # a row's signal is one of the rows joined (a line break ends every term, address and
     # card number as the end of the row does): most records have none, and then what the
-    # later record repeats need not be asked
+    # later record repeats need not be asked, nor the later record decoded
     if rows and has_safety_signal("\n".join(rows)):
+        try:
+            new = decode_json(later_text, memo)
+        except (ValueError, RecursionError):
+            return elide(text, replaced_by=replaced_by, key=key)
         repeated = set(_rows(new)) if isinstance(new, dict | list) else set()
         safety = [row for row in rows if row not in repeated and has_safety_signal(row)]
     what = f"{len(rows)} rows, {len(text)} chars, truncated=true"
