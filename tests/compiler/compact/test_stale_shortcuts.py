@@ -134,6 +134,17 @@ def test_a_stale_record_keeps_the_rows_it_kept_when_every_row_was_checked(old, n
     assert elide(text, replaced_by=3, key="k").original_chars == len(text)
 
 
+def test_a_stale_record_without_safety_rows_leaves_the_later_record_undecoded():
+    # (a compile holds a decoded payload until its own compaction: two at once was the peak)
+    old, later = json.dumps({"id": "R1", "note": "x" * 300}), json.dumps({"id": "R1"})
+    memo: dict = {}
+    assert elide_record(old, later, replaced_by=3, key="record id", memo=memo).changed
+    assert old in memo and later not in memo
+    risky = json.dumps({"id": "R1", "allergy": "peanut allergy", "note": "x" * 300})
+    kept = elide_record(risky, later, replaced_by=3, key="record id", memo=memo)
+    assert later in memo and "peanut allergy" in kept.text
+
+
 CALL_ARGUMENTS = ["", "{}", "oops", "\ufeff{}", '{"b": 1, "a": [1.5, "é"]}',
                   "[" * 5000 + "]" * 5000, '{"a": NaN}', "  [1, 2]  "]  # fmt: skip
 
