@@ -41,4 +41,4 @@ def test_a_one_off_compile_holds_no_fold_while_it_builds_its_telemetry(monkeypat
     before = _folds_alive()
     out, tel = compiler.compile_messages(HISTORY, schema="travel", mode=mode, cache=False)
     assert seen == [before]
-    assert tel["messages_in"] == len(HISTORY)
+    assert tel["messages_in"] == len(HISTORY) and tel["messages_out"] == len(out)
