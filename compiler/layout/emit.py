@@ -22,8 +22,10 @@ tokens once at the full rate and then r per later call, like any message.
   history up to their call point only, so the stateless API and the proxy
   find the same ones without storing anything.
 * A note is placed at a call point only when the register's lines changed
-  since the previous note (a value or its flags: a fact stated again at a later
-  turn is what the model reads above already, and its turn alone is no change).
+  since the previous note (a value or its marks, pinned and unsure: a fact
+  stated again at a later turn, or by another source, as when the agent acts on
+  what the user said, is what the model reads above already, and its turn and
+  source alone are no change; the telemetry's state keeps both).
   The first note holds the whole register (and the invariants and taught
   protocol, which never change within a loop); later
   ones hold only the lines that are new or changed (``[STATE_CHANGES]``),

@@ -33,7 +33,8 @@ def _notes(points, rules, instruction):
         1 ['[STATE_REGISTER]', '  - a = "1" (turn 0 [inferred])']
         5 ['[STATE_CHANGES]', '  - b = "2" (turn 2 [inferred])']
         >>> again = ("a", '  - a = "1" (turn 6 [inferred])')  # stated again: no note
-        >>> [index for index, _ in _notes([(1, (a,)), (7, (again,))], [], "")]
+        >>> acted = ("a", '  - a = "1" (turn 8 [acted])')  # acted on: no note either
+        >>> [index for index, _ in _notes([(1, (a,)), (7, (again,)), (9, (acted,))], [], "")]
         [1]
     """
     return Notes(rules, instruction).read_on(points).placed
@@ -88,12 +89,13 @@ class Notes:
         self.before = keyed
         shown, first, rules, instruction = self.shown, self.first, self.rules, self.instruction
         lines = dict(keyed)
-        # a line is new when its value or flags are: the same fact stated again at a
-        # later turn is what the model reads above already
+        # a line is new when its value or its marks (pinned, unsure) are: the same fact
+        # stated again at a later turn, or by another source (the agent acting on what
+        # was said, or declaring it), is what the model reads above already
         changed = [
             (slot, line)
             for slot, line in keyed
-            if line != (was := shown.get(slot)) and _unturned(was) != _unturned(line)
+            if line != (was := shown.get(slot)) and _unsourced(was) != _unsourced(line)
         ]
         gone = shown.keys() - lines.keys()
         if not changed and not gone and not (first and (rules or instruction)):
@@ -113,15 +115,18 @@ class Notes:
         return None
 
 
-def _unturned(line: str | None) -> str | None:
-    """A state line without its turn number (the last ``(turn N`` of a line is ours: the
-    value before it is quoted).
+def _unsourced(line: str | None) -> str | None:
+    """A state line without its turn and source, its marks kept (the last ``(turn N`` of
+    a line is ours: the value before it is quoted).
 
     Example:
-        >>> _unturned('  - a = "1" (turn 12 [acted, pinned])')
-        '  - a = "1" ([acted, pinned])'
+        >>> _unsourced('  - a = "1" (turn 12 [acted, pinned])')
+        '  - a = "1" [pinned]'
+        >>> _unsourced('  - a = "(turn 3 [x])" (turn 12 [inferred])')
+        '  - a = "(turn 3 [x])" []'
     """
     if line is None:
         return None
     head, _, tail = line.rpartition(" (turn ")
-    return f"{head} ({tail.partition(' ')[2]}"
+    marks = tail.partition(" [")[2].removesuffix("])").split(", ")[1:]
+    return f"{head} [{', '.join(marks)}]"

@@ -409,3 +409,38 @@ def test_breakpoints_on_auto_read_a_marked_loop_from_the_cache_call_after_call()
         history += [{"role": "assistant", "content": f"done {turn}"}]
     calls = bill(replay(history, marked), PriceModel.anthropic(breakpoints="auto")).calls
     assert all(call.cached >= calls[0].tokens for call in calls[1:])
+
+
+def test_a_fact_the_agent_acts_on_as_said_takes_no_new_state_note():
+    said = "I'd like to fly from JFK to SFO on May 20."
+    flights = [{"flight_number": "HAT136", "date": "2024-05-20"}]
+    booking = {"user_id": "mia_li_3668", "origin": "JFK", "destination": "SFO",
+               "cabin": "economy", "flights": flights}  # fmt: skip
+    call = {"id": "c1", "type": "function",
+            "function": {"name": "book_reservation", "arguments": json.dumps(booking)}}  # fmt: skip
+    messages = [
+        {"role": "system", "content": "You are an airline agent."},
+        {"role": "user", "content": said},
+        {"role": "assistant", "content": "Booking it.", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"reservation_id": "ABC123"}'},
+        {"role": "assistant", "content": "Booked: ABC123."},
+    ]
+    compiled, telemetry = compile_messages(
+        messages, schema=load_schema("travel"), mode="cache_friendly"
+    )
+    first, changes = (m["content"] for m in notes(compiled))
+    assert 'origin_airport = "JFK" (turn 1 [inferred])' in first
+    assert changes.startswith("[STATE_CHANGES]") and "origin_airport" not in changes
+    assert "destination_airport" not in changes and 'flight_number = "HAT136"' in changes
+    # (the register itself, and so the telemetry, has the later turn and the new source)
+    assert telemetry["state"]["origin_airport"]["provenance"] == "acted"
+
+
+def test_a_fact_that_becomes_unsure_takes_a_new_state_note():
+    from compiler.layout.notes import Notes
+
+    sure = ("gate", '  - gate = "B4" (turn 1 [declared])')
+    unsure = ("gate", '  - gate = "B4" (turn 3 [declared, unsure])')
+    placed = Notes([], "").read_on([(2, (sure,)), (4, (unsure,))]).placed
+    assert [index for index, _ in placed] == [2, 4]
+    assert placed[1][1] == "[STATE_CHANGES]\n" + unsure[1]
