@@ -148,7 +148,7 @@ def masking(keep: int) -> Strategy:
 
     def run(messages):
         first_user = next((i for i, m in enumerate(messages) if m.get("role") == "user"), None)
-        outputs = [i for i, m in enumerate(messages) if i != first_user and _tool_output(m)]
+        outputs = [i for i, m in enumerate(messages) if i != first_user and is_tool_output(m)]
         for index in outputs[: max(0, len(outputs) - keep)]:
             lines = len(content_text(messages[index].get("content")).splitlines())
             messages[index] = {**messages[index], "content": PLACEHOLDER.format(lines)}
@@ -157,7 +157,9 @@ def masking(keep: int) -> Strategy:
     return Strategy(f"mask{keep}", f"observation masking, all but the last {keep}", run)
 
 
-def _tool_output(message: dict) -> bool:
+def is_tool_output(message: dict) -> bool:
+    """A tool's output: a ``tool`` message, or a user turn that reads as machine output
+    (SWE-agent's observations come as user turns)."""
     role = message.get("role")
     text = content_text(message.get("content"))
     return role == "tool" or (role == "user" and looks_like_machine_output(text))
