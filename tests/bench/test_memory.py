@@ -35,6 +35,8 @@ def test_a_transcript_row_has_its_size_and_a_positive_peak_and_ratio_per_way():
     for key in calls:
         assert row[key]["peak"] > 0
         assert row[key]["ratio"] == round(row[key]["peak"] / row["size"], 3)
+        # (what the call hands back is allocated at its peak too)
+        assert 0 < row[key]["held_ratio"] <= row[key]["ratio"]
 
 
 def test_a_corpus_summary_counts_every_transcript_of_each_way():
@@ -44,6 +46,7 @@ def test_a_corpus_summary_counts_every_transcript_of_each_way():
     assert figures["n"] == 3
     assert 0 < figures["median"] <= figures["p95"] <= figures["max"]
     assert figures["growth"] > 0
+    assert 0 < figures["held_median"] <= figures["max"]
 
 
 def test_the_report_leads_with_the_cold_first_compile_of_the_first_corpus(tmp_path):
