@@ -53,9 +53,13 @@ def compile_messages(messages: list, *, token_counter: Any = None, cache: bool =
         # they need no copy of the caller's lists and dicts of their own.
         parsed = read_message_list(messages, own=False)
         items = len(messages) if isinstance(messages, list | tuple) else None
-        fold = Fold(chosen, by_item=True, resumable=False).extend(parsed.messages, items=items)
-        result = fold.finish(remember=False)
-        del fold
+        # (the fold, held by no name once it finishes, is let go before the output and
+        # telemetry are built, where the peak is)
+        result = (
+            Fold(chosen, by_item=True, resumable=False)
+            .extend(parsed.messages, items=items)
+            .finish(remember=False)
+        )
         warnings = (*parsed.warnings, *unpaired(result.original))  # as HISTORIES gives them
     return _finish(result, warnings, started, token_counter)
 
