@@ -23,7 +23,6 @@ bill, and the checkpoints the floor takes.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
@@ -31,18 +30,17 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
+from compiler.compact.view_repeats import view_path  # noqa: E402
 from compiler.layout import PriceModel  # noqa: E402
 from compiler.layout.billing import Account, Meter  # noqa: E402
 from compiler.layout.tokens import resolve_counter  # noqa: E402
 from labelling.bench.corpus import read_corpus  # noqa: E402
 from labelling.bench.loop_bill import PLACEHOLDER, content_text, is_tool_output  # noqa: E402
 
-FILE_VIEW = re.compile(r"\[File: (\S+)")
-
 
 class CountOnce:
-    """A token counter that counts each distinct text once (the oracle prices the same
-    messages many times)."""
+    """A token counter that counts each distinct text once: the oracle prices the same
+    messages many times (airline dev at 0.5 runs in 3.0 s with it, 11.0 s without)."""
 
     def __init__(self, counter):
         self.inner = resolve_counter(counter)
@@ -71,11 +69,6 @@ def price(before: list[dict] | None, prompt: list[dict], model: PriceModel, coun
     return Account(model).charge(meter.measure(prompt)).cost
 
 
-def _viewed_file(message: dict) -> str | None:
-    found = FILE_VIEW.match(content_text(message.get("content")) or "")
-    return found.group(1) if found else None
-
-
 def masked_at(messages: list[dict], end: int, stale: bool) -> frozenset[int]:
     """The tool outputs a checkpoint before ``messages[end]`` masks: every one but the
     latest (the task never), or with ``stale`` only file views a later view in the prompt
@@ -83,7 +76,8 @@ def masked_at(messages: list[dict], end: int, stale: bool) -> frozenset[int]:
 
     Example:
         >>> history = [{"role": "user", "content": "fix it"}]
-        >>> history += [{"role": "tool", "content": f"[File: /a.py]\\n1:{i}"} for i in range(3)]
+        >>> view = "[File: /a.py (3 lines total)]\\n1:{}"
+        >>> history += [{"role": "tool", "content": view.format(i)} for i in range(3)]
         >>> sorted(masked_at(history, 4, False)), sorted(masked_at(history, 3, True))
         ([1, 2], [1])
     """
@@ -92,7 +86,7 @@ def masked_at(messages: list[dict], end: int, stale: bool) -> frozenset[int]:
     older = outputs[:-1]
     if not stale:
         return frozenset(older)
-    files = {i: _viewed_file(messages[i]) for i in outputs}
+    files = {i: view_path(content_text(messages[i].get("content"))) for i in outputs}
     return frozenset(
         i for i in older if files[i] and any(files[j] == files[i] for j in outputs if j > i)
     )
@@ -120,7 +114,7 @@ def floor(messages: list[dict], model: PriceModel, counter, stale: bool = False)
         >>> history = [{"role": "user", "content": "fix it"}]
         >>> for i in range(4):
         ...     history += [{"role": "assistant", "content": f"look {i}"},
-        ...                 {"role": "tool", "content": f"[File: /a.py]\\n{big}"}]
+        ...                 {"role": "tool", "content": f"[File: /a.py (9 lines total)]\\n{big}"}]
         >>> history.append({"role": "assistant", "content": "done"})
         >>> cheapest, raw, checkpoints = floor(history, PriceModel.openai(0.5), "chars")
         >>> cheapest < raw, checkpoints

@@ -3,27 +3,12 @@ schedule, and never above the raw history's."""
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
-import sys
-from pathlib import Path
 
 import pytest
 
 from compiler.layout import PriceModel
-
-SCRIPT = Path(__file__).resolve().parent / "mask_floor.py"
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("mask_floor_under_test", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-mask_floor = _load()
+from tests.bench import mask_floor
 
 
 def _history(sizes: list[int], files: list[str]) -> list[dict]:
