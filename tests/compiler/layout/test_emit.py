@@ -6,6 +6,7 @@ import pytest
 
 from compiler import OptionError, compile_messages, compile_transcript, load_schema
 from compiler.layout import PriceModel, bill, replay
+from compiler.layout.notes import Notes
 from tests.compiler.test_spec_examples import LOGISTICS
 
 CODING = load_schema("coding")
@@ -437,8 +438,6 @@ def test_a_fact_the_agent_acts_on_as_said_takes_no_new_state_note():
 
 
 def test_a_fact_that_becomes_unsure_takes_a_new_state_note():
-    from compiler.layout.notes import Notes
-
     sure = ("gate", '  - gate = "B4" (turn 1 [declared])')
     unsure = ("gate", '  - gate = "B4" (turn 3 [declared, unsure])')
     placed = Notes([], "").read_on([(2, (sure,)), (4, (unsure,))]).placed
